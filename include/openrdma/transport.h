@@ -268,6 +268,61 @@ int openrdma_cm_id_new_request(struct openrdma_cm_id *listen_id,
 enum openrdma_qp_state openrdma_qp_state_set(struct openrdma_qp *qp,
 					     enum openrdma_qp_state state);
 
+/*
+ * Checks one send work request against the QP's type and granted caps: the
+ * single definition of what a post may be refused for (-OPENRDMA_EINVAL;
+ * the transport then sets *bad_wr to it).  Everything else is reported by
+ * completion status.  Transports call it for each WR of a list.
+ */
+static inline int openrdma_send_wr_check(const struct openrdma_qp *qp,
+					 const struct openrdma_send_wr *wr)
+{
+	uint64_t len = 0;
+	int i;
+
+	if ((unsigned int)wr->opcode >= OPENRDMA_WR_OPCODE_MAX)
+		return -OPENRDMA_EINVAL;
+	if (qp->qp_type == OPENRDMA_QPT_UD &&
+	    wr->opcode != OPENRDMA_WR_SEND &&
+	    wr->opcode != OPENRDMA_WR_SEND_WITH_IMM)
+		return -OPENRDMA_EINVAL;
+	if (qp->qp_type == OPENRDMA_QPT_UD && !wr->wr.ud.ah)
+		return -OPENRDMA_EINVAL;
+	if (wr->num_sge < 0 || (wr->num_sge > 0 && !wr->sg_list))
+		return -OPENRDMA_EINVAL;
+	if (wr->send_flags & ~(unsigned int)(OPENRDMA_SEND_FENCE |
+					     OPENRDMA_SEND_SIGNALED |
+					     OPENRDMA_SEND_SOLICITED |
+					     OPENRDMA_SEND_INLINE))
+		return -OPENRDMA_EINVAL;
+	if (wr->send_flags & OPENRDMA_SEND_INLINE) {
+		for (i = 0; i < wr->num_sge; i++)
+			len += wr->sg_list[i].length;
+		if (len > qp->cap.max_inline_data)
+			return -OPENRDMA_EINVAL;
+		return 0;
+	}
+	if ((uint32_t)wr->num_sge > qp->cap.max_send_sge)
+		return -OPENRDMA_EINVAL;
+	if ((wr->opcode == OPENRDMA_WR_ATOMIC_CMP_AND_SWP ||
+	     wr->opcode == OPENRDMA_WR_ATOMIC_FETCH_AND_ADD) &&
+	    (wr->num_sge != 1 || wr->sg_list[0].length != 8))
+		return -OPENRDMA_EINVAL;
+	if (wr->opcode == OPENRDMA_WR_BIND_MW && !wr->bind_mw.mw)
+		return -OPENRDMA_EINVAL;
+	return 0;
+}
+
+/* Checks one receive work request against max_sge of its QP or SRQ. */
+static inline int openrdma_recv_wr_check(uint32_t max_sge,
+					 const struct openrdma_recv_wr *wr)
+{
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge ||
+	    (wr->num_sge > 0 && !wr->sg_list))
+		return -OPENRDMA_EINVAL;
+	return 0;
+}
+
 /* container_of for subclassed objects */
 #define openrdma_container_of(ptr, type, member)                         \
 	((type *)((char *)(ptr) - offsetof(type, member)))

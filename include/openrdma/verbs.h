@@ -449,6 +449,8 @@ struct openrdma_srq {
 	struct openrdma_obj obj;
 	struct openrdma_pd *pd;
 	void *srq_context;
+	uint32_t max_wr; /* granted */
+	uint32_t max_sge; /* granted */
 };
 
 struct openrdma_recv_wr;
@@ -605,6 +607,8 @@ struct openrdma_qp {
 	void *qp_context;
 	uint32_t qp_num;
 	enum openrdma_qp_type qp_type;
+	int sq_sig_all;
+	struct openrdma_qp_cap cap; /* granted */
 	_Atomic int state; /* enum openrdma_qp_state, kept by the core */
 };
 

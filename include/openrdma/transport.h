@@ -196,8 +196,8 @@ struct openrdma_transport {
 	int (*probe)(struct openrdma_probe *probe);
 	/*
 	 * Opens a context on dev: allocates the transport's context (embedding
-	 * struct openrdma_context), sets async_fd to -1 or its own fd, and
-	 * returns it.  The core sets the rest.
+	 * struct openrdma_context) and returns it.  The core sets the rest,
+	 * including async_fd (its own event queue's fd).
 	 */
 	int (*device_open)(struct openrdma_device *dev,
 			   struct openrdma_context **ctx_out);
@@ -223,9 +223,14 @@ typedef const struct openrdma_transport *(*openrdma_transport_ini_fn)(void);
  * (OPENRDMA_TRANSPORT_DL defined), it exports the versioned entry point.
  */
 #ifdef OPENRDMA_TRANSPORT_DL
+#define OPENRDMA_TRANSPORT_INI_FN                                        \
+	OPENRDMA_CONCAT(openrdma_transport_ini_v, OPENRDMA_TRANSPORT_ABI)
+/* Declared first: plugins build with -Wmissing-prototypes too. */
 #define OPENRDMA_TRANSPORT_DEFINE(name, desc)                            \
 	OPENRDMA_TRANSPORT_EXPORT const struct openrdma_transport *          \
-	OPENRDMA_CONCAT(openrdma_transport_ini_v, OPENRDMA_TRANSPORT_ABI)(void) \
+	OPENRDMA_TRANSPORT_INI_FN(void);                                     \
+	OPENRDMA_TRANSPORT_EXPORT const struct openrdma_transport *          \
+	OPENRDMA_TRANSPORT_INI_FN(void)                                      \
 	{                                                                    \
 		return &(desc);                                              \
 	}
@@ -269,6 +274,15 @@ enum openrdma_qp_state openrdma_qp_state_set(struct openrdma_qp *qp,
 					     enum openrdma_qp_state state);
 
 /*
+ * Send flag that openrdma_mw_bind() sets on the BIND_MW work request it
+ * posts for a type 1 window.  Type 1 windows are bound only that way; a
+ * BIND_MW request the application posts binds type 2 windows, and one that
+ * names a type 1 window completes with MW_BIND_ERR.  Accepted only with
+ * OPENRDMA_WR_BIND_MW.
+ */
+#define OPENRDMA_SEND_TYPE1_BIND (1u << 31)
+
+/*
  * Checks one send work request against the QP's type and granted caps: the
  * single definition of what a post may be refused for (-OPENRDMA_EINVAL;
  * the transport then sets *bad_wr to it).  Everything else is reported by
@@ -293,7 +307,11 @@ static inline int openrdma_send_wr_check(const struct openrdma_qp *qp,
 	if (wr->send_flags & ~(unsigned int)(OPENRDMA_SEND_FENCE |
 					     OPENRDMA_SEND_SIGNALED |
 					     OPENRDMA_SEND_SOLICITED |
-					     OPENRDMA_SEND_INLINE))
+					     OPENRDMA_SEND_INLINE |
+					     OPENRDMA_SEND_TYPE1_BIND))
+		return -OPENRDMA_EINVAL;
+	if ((wr->send_flags & OPENRDMA_SEND_TYPE1_BIND) &&
+	    wr->opcode != OPENRDMA_WR_BIND_MW)
 		return -OPENRDMA_EINVAL;
 	if (wr->send_flags & OPENRDMA_SEND_INLINE) {
 		for (i = 0; i < wr->num_sge; i++)

@@ -320,7 +320,7 @@ OPENRDMA_EXPORT int openrdma_mw_bind(struct openrdma_qp *qp,
 
 	wr.wr_id = wr_id;
 	wr.opcode = OPENRDMA_WR_BIND_MW;
-	wr.send_flags = send_flags;
+	wr.send_flags = send_flags | OPENRDMA_SEND_TYPE1_BIND;
 	wr.bind_mw.mw = mw;
 	wr.bind_mw.rkey = openrdma_inc_rkey(mw->rkey);
 	wr.bind_mw.bind_info = *info;

@@ -112,7 +112,7 @@ void cr_shim_log(const char *fmt, ...);
 #define cr_assert_not(...) CR_SHIM_BOOL_(1, !, __VA_ARGS__, "")
 #define cr_expect(...) CR_SHIM_BOOL_(0, , __VA_ARGS__, "")
 #define cr_expect_not(...) CR_SHIM_BOOL_(0, !, __VA_ARGS__, "")
-#define cr_assert_fail(...) cr_shim_check(1, 0, "failed: ", __VA_ARGS__ "")
+#define cr_assert_fail(...) cr_shim_check(1, 0, "failed: ", "" __VA_ARGS__)
 
 #define cr_assert_eq(...) CR_SHIM_CMP_(1, ==, __VA_ARGS__, "")
 #define cr_assert_neq(...) CR_SHIM_CMP_(1, !=, __VA_ARGS__, "")
@@ -139,10 +139,10 @@ void cr_shim_log(const char *fmt, ...);
 #define cr_assert_arr_eq(...) CR_SHIM_ARR_(1, 1, __VA_ARGS__, "")
 #define cr_assert_arr_neq(...) CR_SHIM_ARR_(1, 0, __VA_ARGS__, "")
 
-#define cr_skip_test(...) cr_shim_skip(__VA_ARGS__ "")
-#define cr_log_info(...) cr_shim_log(__VA_ARGS__ "")
-#define cr_log_warn(...) cr_shim_log(__VA_ARGS__ "")
-#define cr_log_error(...) cr_shim_log(__VA_ARGS__ "")
+#define cr_skip_test(...) cr_shim_skip("" __VA_ARGS__)
+#define cr_log_info(...) cr_shim_log("" __VA_ARGS__)
+#define cr_log_warn(...) cr_shim_log("" __VA_ARGS__)
+#define cr_log_error(...) cr_shim_log("" __VA_ARGS__)
 
 /* The runner API that programs with their own main() use. */
 struct criterion_test_set;

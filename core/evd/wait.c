@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/*
+ * Blocking waits.  One waiter per EVD.  It spins for evd_spin_us, then
+ * sleeps on a futex that producers wake only while a waiter sleeps and
+ * its condition holds.  A waiter on an EVD fed by CQs in pull mode also
+ * arms the CQs and sleeps in ppoll() on their completion channel and a
+ * wake eventfd, so a completion wakes it directly, with no dispatcher hop.
+ */
+#include <poll.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+
+#include <openrdma/errno.h>
+#include <openrdma/log.h>
+#include <openrdma/param.h>
+
+#include "core/evd/evd_priv.h"
+
+static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
+static int64_t spin_ns;
+
+/* free() waits here for the waiter it woke to leave */
+static pthread_mutex_t gone_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gone_cond = PTHREAD_COND_INITIALIZER;
+
+static void spin_init(void)
+{
+	int64_t us = 0;
+	int ret;
+
+	ret = openrdma_param_get_int(NULL, "evd_spin_us", &us);
+	if (ret && ret != -OPENRDMA_ENOENT)
+		openrdma_dbg(EVD_LOG, "evd_spin_us: %d", ret);
+	if (us < 0)
+		us = 0;
+	spin_ns = us * 1000;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t deadline_ns(uint64_t timeout_us)
+{
+	if (timeout_us == CORE_EVD_INFINITE ||
+	    timeout_us > (uint64_t)INT64_MAX / 2000)
+		return INT64_MAX;
+	return now_ns() + (int64_t)timeout_us * 1000;
+}
+
+/* 1: the waiter may go on; 0: keep waiting; < 0: fail.  Lock held. */
+static int wait_ready(struct core_evd *evd, size_t thr)
+{
+	if (evd->dead)
+		return -OPENRDMA_ECANCELED;
+	if (!evd->waitable)
+		return -OPENRDMA_ESTATE;
+	if (evd->cqs && evd_count(evd) < thr)
+		core_evd_cq_pull(evd);
+	/* no event can come after an overflow: deliver what is there */
+	return evd_count(evd) >= thr || evd->overflowed;
+}
+
+static long futex(atomic_uint *word, int op, unsigned int val,
+		  const struct timespec *ts)
+{
+	return syscall(SYS_futex, (uint32_t *)(void *)word, op, val, ts, NULL,
+		       0);
+}
+
+void core_evd_waiter_wake(struct core_evd *evd, bool use_futex, int fd)
+{
+	if (use_futex)
+		futex(&evd->wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+	else
+		core_evd_efd_set(fd, true);
+}
+
+/*
+ * Sleeps once, until woken or the deadline: on the futex, or in ppoll()
+ * when a completion channel must wake it too.  Lock held, dropped inside.
+ */
+static int wait_sleep(struct core_evd *evd, size_t thr, int64_t deadline)
+{
+	struct pollfd pfd[2] = { { .fd = -1 }, { .fd = -1 } };
+	struct timespec ts, *tsp = NULL;
+	bool chan = evd->cqs && !evd->chan_watch;
+	unsigned int seq;
+	int64_t left;
+	int ret;
+
+	if (chan) {
+		if (evd->wake_fd < 0) {
+			evd->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+			if (evd->wake_fd < 0)
+				return -errno;
+		}
+		/* arm, then look again: a completion in between is not lost */
+		core_evd_cq_arm(evd);
+		ret = wait_ready(evd, thr);
+		if (ret)
+			return ret;
+		pfd[0].fd = evd->wake_fd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = evd->chan->fd;
+		pfd[1].events = POLLIN;
+	}
+	if (deadline != INT64_MAX) {
+		left = deadline - now_ns();
+		if (left < 0)
+			left = 0;
+		ts.tv_sec = left / 1000000000;
+		ts.tv_nsec = left % 1000000000;
+		tsp = &ts;
+	}
+	seq = atomic_load(&evd->wake_seq);
+	evd->sleeping = true;
+	evd->sleep_futex = !chan;
+	evd->wake_sent = false;
+	evd->wait_thr = thr;
+	core_evd_unlock(evd);
+	if (chan)
+		ppoll(pfd, 2, tsp, NULL);
+	else
+		futex(&evd->wake_seq, FUTEX_WAIT_PRIVATE, seq, tsp);
+	core_evd_lock(evd);
+	evd->sleeping = false;
+	/* a wake written after we woke leaves the fd readable: take it */
+	if (chan && (pfd[0].revents & POLLIN))
+		core_evd_efd_set(evd->wake_fd, false);
+	if (chan && (pfd[1].revents & POLLIN) && evd->chan && !evd->dead)
+		core_evd_chan_drain(evd);
+	return 0;
+}
+
+/* Returns 0 once the condition holds.  Lock held. */
+static int wait_block(struct core_evd *evd, size_t thr, int64_t deadline)
+{
+	int64_t spin_end = 0, t;
+	int ret, i;
+
+	pthread_once(&spin_once, spin_init);
+	if (spin_ns)
+		spin_end = now_ns() + spin_ns;
+	for (;;) {
+		ret = wait_ready(evd, thr);
+		if (ret)
+			return ret < 0 ? ret : 0;
+		t = now_ns();
+		if (t >= deadline)
+			return -OPENRDMA_ETIMEDOUT;
+		if (t < spin_end) {
+			core_evd_unlock(evd);
+			for (i = 0; i < 64; i++)
+				cpu_relax();
+			core_evd_lock(evd);
+			continue;
+		}
+		ret = wait_sleep(evd, thr, deadline);
+		if (ret < 0)
+			return ret;
+	}
+}
+
+static int waiter_enter(struct core_evd *evd)
+{
+	if (evd->waiter)
+		return -OPENRDMA_EBUSY;
+	evd->waiter = true;
+	core_evd_get(evd);
+	return 0;
+}
+
+/* Lock held on entry, released on return. */
+static void waiter_leave(struct core_evd *evd)
+{
+	bool dead = evd->dead;
+
+	evd->waiter = false;
+	core_evd_unlock(evd);
+	if (dead) {
+		pthread_mutex_lock(&gone_lock);
+		pthread_cond_broadcast(&gone_cond);
+		pthread_mutex_unlock(&gone_lock);
+	}
+	core_evd_put(evd);
+}
+
+void core_evd_waiter_gone(struct core_evd *evd)
+{
+	bool waiter;
+
+	pthread_mutex_lock(&gone_lock);
+	for (;;) {
+		core_evd_lock(evd);
+		waiter = evd->waiter;
+		core_evd_unlock(evd);
+		if (!waiter)
+			break;
+		pthread_cond_wait(&gone_cond, &gone_lock);
+	}
+	pthread_mutex_unlock(&gone_lock);
+}
+
+/* An AEVD wait: for a notice, then a record (rec) or the member (sevd). */
+static int aevd_wait(struct core_evd *aevd, uint64_t timeout_us, void *rec,
+		     struct core_evd **sevd_out, size_t *nmore_out)
+{
+	int64_t deadline = deadline_ns(timeout_us);
+	int ret;
+
+	core_evd_lock(aevd);
+	ret = waiter_enter(aevd);
+	if (ret) {
+		core_evd_unlock(aevd);
+		return ret;
+	}
+	for (;;) {
+		ret = wait_block(aevd, 1, deadline);
+		if (ret)
+			break;
+		core_evd_unlock(aevd);
+		ret = core_evd_aevd_take(aevd, rec, sevd_out);
+		core_evd_lock(aevd);
+		if (ret != -OPENRDMA_EAGAIN)
+			break;
+	}
+	if (!ret && nmore_out)
+		*nmore_out = evd_count(aevd);
+	waiter_leave(aevd);
+	return ret;
+}
+
+int core_evd_wait(struct core_evd *evd, uint64_t timeout_us, size_t threshold,
+		  void *rec, size_t *nmore_out)
+{
+	int64_t deadline;
+	size_t thr;
+	int ret;
+
+	if (!rec)
+		return -OPENRDMA_EINVAL;
+	if (evd_is_aevd(evd))
+		return aevd_wait(evd, timeout_us, rec, NULL, nmore_out);
+	deadline = deadline_ns(timeout_us);
+	core_evd_lock(evd);
+	thr = threshold ? threshold : evd->threshold;
+	if (thr > evd->cap) {
+		core_evd_unlock(evd);
+		return -OPENRDMA_EINVAL;
+	}
+	ret = waiter_enter(evd);
+	if (ret) {
+		core_evd_unlock(evd);
+		return ret;
+	}
+	ret = wait_block(evd, thr, deadline);
+	if (!ret) {
+		ret = core_evd_take(evd, rec);
+		core_evd_update(evd);
+	}
+	if (!ret && nmore_out)
+		*nmore_out = evd_count(evd);
+	waiter_leave(evd);
+	return ret;
+}
+
+int core_evd_notify_wait(struct core_evd *aevd, uint64_t timeout_us,
+			 struct core_evd **sevd_out)
+{
+	if (!evd_is_aevd(aevd) || !sevd_out)
+		return -OPENRDMA_EINVAL;
+	return aevd_wait(aevd, timeout_us, NULL, sevd_out, NULL);
+}

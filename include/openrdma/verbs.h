@@ -285,7 +285,7 @@ enum openrdma_mw_type {
 struct openrdma_mw {
 	struct openrdma_obj obj;
 	struct openrdma_pd *pd;
-	uint32_t rkey; /* current key; 0 while unbound */
+	uint32_t rkey; /* current key, set at allocation; a bind moves it */
 	enum openrdma_mw_type type;
 };
 

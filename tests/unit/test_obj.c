@@ -873,7 +873,8 @@ Test(obj, mw_bind_posts_a_bind_request)
 		     0);
 	cr_assert_eq(fake.last_send.opcode, OPENRDMA_WR_BIND_MW);
 	cr_assert_eq(fake.last_send.wr_id, 77);
-	cr_assert_eq(fake.last_send.send_flags, OPENRDMA_SEND_SIGNALED);
+	cr_assert_eq(fake.last_send.send_flags,
+		     OPENRDMA_SEND_SIGNALED | OPENRDMA_SEND_TYPE1_BIND);
 	cr_assert_eq(fake.last_send.bind_mw.mw, mw1);
 	cr_assert_eq(fake.last_send.bind_mw.rkey, 0xabcd0006);
 	cr_assert_eq(fake.last_send.bind_mw.bind_info.mr, mr);

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/*
+ * Deferred calls for a software device: one thread per timer, started on
+ * first use, that runs each armed entry once its deadline has passed (RNR
+ * retries).  Entries run without the timer's lock held, so they may re-arm
+ * themselves; sw_timer_cancel() waits for a running entry to return.
+ */
+#ifndef CORE_SW_TIMER_H
+#define CORE_SW_TIMER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct sw_timer_entry {
+	void (*fn)(struct sw_timer_entry *entry);
+	uint64_t deadline; /* CLOCK_MONOTONIC ns */
+	bool queued;
+	struct sw_timer_entry *prev, *next;
+};
+
+struct sw_timer {
+	pthread_mutex_t lock;
+	pthread_cond_t wake; /* new earliest deadline, or stop */
+	pthread_cond_t idle; /* an entry returned */
+	pthread_t thread;
+	bool started;
+	bool stop;
+	struct sw_timer_entry *list; /* by deadline */
+	struct sw_timer_entry *running;
+};
+
+/* Now, CLOCK_MONOTONIC, in ns. */
+uint64_t sw_now_ns(void);
+
+int sw_timer_init(struct sw_timer *t);
+/* Stops and joins the thread; entries still armed are dropped. */
+void sw_timer_fini(struct sw_timer *t);
+/* Arms (or re-arms) entry for deadline; starts the thread if needed. */
+int sw_timer_add(struct sw_timer *t, struct sw_timer_entry *entry,
+		 uint64_t deadline);
+/* Disarms entry and waits until it is not running. */
+void sw_timer_cancel(struct sw_timer *t, struct sw_timer_entry *entry);
+
+#endif /* CORE_SW_TIMER_H */

@@ -74,7 +74,8 @@ static double now_us(void)
 
 static int fail(const char *what, int ret)
 {
-	fprintf(stderr, "openrdma_demo: %s: %s\n", what, openrdma_strerror(ret));
+	fprintf(stderr, "openrdma_demo: %s: %s\n", what,
+		openrdma_strerror(ret));
 	return ret < 0 ? ret : -ret;
 }
 
@@ -94,11 +95,21 @@ static int demo_poll(struct demo_peer *p, struct openrdma_wc *wc)
 			return fail("cq_poll", -OPENRDMA_ETIMEDOUT);
 	}
 	if (wc->status != OPENRDMA_WC_SUCCESS) {
-		fprintf(stderr, "openrdma_demo: completion %" PRIu64 ": %s\n",
-			wc->wr_id, openrdma_wc_status_str(wc->status));
+		fprintf(stderr,
+			"openrdma_demo: %s: completion %" PRIu64 ": %s\n",
+			p->is_server ? "server" : "client", wc->wr_id,
+			openrdma_wc_status_str(wc->status));
 		return -OPENRDMA_EIO;
 	}
 	return 0;
+}
+
+static void demo_cq_drain(struct demo_peer *p)
+{
+	struct openrdma_wc wc;
+
+	while (openrdma_cq_poll(p->cq, 1, &wc) > 0)
+		;
 }
 
 static int demo_post_recv(struct demo_peer *p)
@@ -108,7 +119,9 @@ static int demo_post_recv(struct demo_peer *p)
 		.length = (uint32_t)p->opts->size,
 		.lkey = p->mr->lkey,
 	};
-	struct openrdma_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 };
+	struct openrdma_recv_wr wr = { .wr_id = 1,
+				       .sg_list = &sge,
+				       .num_sge = 1 };
 	struct openrdma_recv_wr *bad;
 
 	return openrdma_qp_post_recv(p->qp, &wr, &bad);
@@ -158,6 +171,24 @@ static int demo_cm_wait(struct demo_peer *p, enum openrdma_cm_event_type want,
 	return 0;
 }
 
+/* INIT: receives can be posted before the connection is made. */
+static int demo_qp_init(struct demo_peer *p)
+{
+	struct openrdma_qp_attr attr = {
+		.qp_state = OPENRDMA_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = OPENRDMA_ACCESS_REMOTE_WRITE |
+				   OPENRDMA_ACCESS_REMOTE_READ,
+	};
+	int ret;
+
+	ret = openrdma_qp_modify(p->qp, &attr,
+				 OPENRDMA_QP_STATE | OPENRDMA_QP_PKEY_INDEX |
+					 OPENRDMA_QP_PORT |
+					 OPENRDMA_QP_ACCESS_FLAGS);
+	return ret ? fail("qp_modify", ret) : 0;
+}
+
 static int demo_resources(struct demo_peer *p)
 {
 	struct openrdma_device *dev;
@@ -203,6 +234,9 @@ static int demo_resources(struct demo_peer *p)
 	ret = openrdma_qp_create(p->pd, &qia, &p->qp);
 	if (ret)
 		return fail("qp_create", ret);
+	ret = demo_qp_init(p);
+	if (ret)
+		return ret;
 	ret = openrdma_cm_channel_create(p->ctx, &p->ch);
 	if (ret)
 		return fail("cm_channel_create", ret);
@@ -258,6 +292,7 @@ static int demo_client_connect(struct demo_peer *p, const struct sockaddr *dst,
 			       const struct openrdma_conn_param *param)
 {
 	struct openrdma_qp_attr attr = { .qp_state = OPENRDMA_QPS_RESET };
+	enum openrdma_cm_event_type type;
 	struct openrdma_cm_event *ev;
 	double deadline = now_us() + DEMO_TIMEOUT_S * 1e6;
 	int ret;
@@ -275,16 +310,22 @@ static int demo_client_connect(struct demo_peer *p, const struct sockaddr *dst,
 			return fail("cm_event_get", ret);
 		if (ev->event == OPENRDMA_CM_EVENT_ESTABLISHED)
 			break;
-		fprintf(stderr, "openrdma_demo: connect: %s\n",
-			openrdma_cm_event_str(ev->event));
+		type = ev->event;
 		openrdma_cm_event_ack(ev);
 		openrdma_cm_id_destroy(p->id);
 		p->id = NULL;
-		if (now_us() > deadline)
+		if (now_us() > deadline) {
+			fprintf(stderr, "openrdma_demo: connect: %s\n",
+				openrdma_cm_event_str(type));
 			return -OPENRDMA_ETIMEDOUT;
+		}
 		ret = openrdma_qp_modify(p->qp, &attr, OPENRDMA_QP_STATE);
 		if (ret)
 			return fail("qp_modify", ret);
+		demo_cq_drain(p); /* the receive flushed by the failure */
+		ret = demo_qp_init(p);
+		if (ret)
+			return ret;
 		ret = demo_post_recv(p);
 		if (ret)
 			return fail("post_recv", ret);
@@ -322,7 +363,8 @@ static int demo_connect(struct demo_peer *p)
 					    &p->listen_id);
 		if (ret)
 			return fail("cm_id_create", ret);
-		ret = openrdma_cm_listen(p->listen_id, (struct sockaddr *)&ss, 1);
+		ret = openrdma_cm_listen(p->listen_id, (struct sockaddr *)&ss,
+					 1);
 		if (ret)
 			return fail("cm_listen", ret);
 		ret = demo_cm_wait(p, OPENRDMA_CM_EVENT_CONNECT_REQUEST, &ev);
@@ -349,9 +391,47 @@ static int demo_connect(struct demo_peer *p)
 		openrdma_cm_event_ack(ev);
 	}
 	if (p->remote.size != p->opts->size) {
-		fprintf(stderr, "openrdma_demo: peer uses size %u, we use %zu\n",
+		fprintf(stderr,
+			"openrdma_demo: peer uses size %u, we use %zu\n",
 			p->remote.size, p->opts->size);
 		return -OPENRDMA_EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Polls until a receive completes, counting the send completions met on
+ * the way: one CQ serves both queues, and a peer's answer may complete
+ * before our own send does.
+ */
+static int demo_wait_recv(struct demo_peer *p, unsigned int *sends_done)
+{
+	struct openrdma_wc wc;
+	int ret;
+
+	for (;;) {
+		ret = demo_poll(p, &wc);
+		if (ret)
+			return ret;
+		if (wc.opcode == OPENRDMA_WC_RECV)
+			return 0;
+		(*sends_done)++;
+	}
+}
+
+static int demo_wait_sends(struct demo_peer *p, unsigned int *sends_done,
+			   unsigned int posted)
+{
+	struct openrdma_wc wc;
+	int ret;
+
+	while (*sends_done < posted) {
+		ret = demo_poll(p, &wc);
+		if (ret)
+			return ret;
+		if (wc.opcode == OPENRDMA_WC_RECV)
+			return fail("ping-pong", -OPENRDMA_EPROTO);
+		(*sends_done)++;
 	}
 	return 0;
 }
@@ -359,10 +439,9 @@ static int demo_connect(struct demo_peer *p)
 /* Send/receive ping-pong: the client starts, the server echoes. */
 static int demo_pingpong(struct demo_peer *p, double *lat_us)
 {
-	struct openrdma_wc wc;
 	uint32_t len = (uint32_t)p->opts->size;
+	unsigned int i, sends_done = 0;
 	double t0 = 0;
-	unsigned int i;
 	int ret;
 
 	for (i = 0; i < p->opts->iters; i++) {
@@ -373,15 +452,10 @@ static int demo_pingpong(struct demo_peer *p, double *lat_us)
 					len, true);
 			if (ret)
 				return fail("post_send", ret);
-			ret = demo_poll(p, &wc);
-			if (ret)
-				return ret;
 		}
-		do {
-			ret = demo_poll(p, &wc);
-			if (ret)
-				return ret;
-		} while (wc.opcode != OPENRDMA_WC_RECV);
+		ret = demo_wait_recv(p, &sends_done);
+		if (ret)
+			return ret;
 		ret = demo_post_recv(p);
 		if (ret)
 			return fail("post_recv", ret);
@@ -390,13 +464,14 @@ static int demo_pingpong(struct demo_peer *p, double *lat_us)
 					len, true);
 			if (ret)
 				return fail("post_send", ret);
-			ret = demo_poll(p, &wc);
-			if (ret)
-				return ret;
 		}
+		/* keep the send queue short: at most one send in flight */
+		ret = demo_wait_sends(p, &sends_done, i);
+		if (ret)
+			return ret;
 	}
 	*lat_us = (now_us() - t0) / (2.0 * (p->opts->iters - 1));
-	return 0;
+	return demo_wait_sends(p, &sends_done, p->opts->iters);
 }
 
 /* The client streams RDMA writes, then tells the server with a send. */
@@ -448,8 +523,8 @@ static int demo_read_check(struct demo_peer *p)
 	if (p->is_server)
 		return 0;
 	memset(p->buf, 0, p->opts->size);
-	ret = demo_post(p, OPENRDMA_WR_RDMA_READ, 5, 0,
-			(uint32_t)p->opts->size, true);
+	ret = demo_post(p, OPENRDMA_WR_RDMA_READ, 5, 0, (uint32_t)p->opts->size,
+			true);
 	if (ret)
 		return fail("post_send", ret);
 	ret = demo_poll(p, &wc);
@@ -614,8 +689,8 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		opts.server = argv[optind];
-	if (opts.iters < 2 || opts.size < sizeof(struct demo_buf_info) ||
-	    opts.size > (1u << 30) || opts.port == 0 || opts.port > 65535) {
+	if (opts.iters < 2 || opts.size < 1 || opts.size > (1u << 30) ||
+	    opts.port == 0 || opts.port > 65535) {
 		usage();
 		return 2;
 	}

@@ -187,11 +187,13 @@ static void retire_locked(struct sw_pipe *p, struct sw_pipe_pass *pass)
 		if (!s->done)
 			break;
 		status = (enum openrdma_wc_status)s->status;
-		sw_sq_retire_locked(sq, status, s->byte_len,
-				    p->sqp->qp->qp_num, p->sqp->scq,
-				    &pass->batch);
+		/* whoever polls the error sees the QP in ERR already; the
+		 * toolkit flushes the rest when sw_pipe_end() lets go */
+		if (status != OPENRDMA_WC_SUCCESS)
+			openrdma_qp_state_set(p->sqp->qp, OPENRDMA_QPS_ERR);
+		sw_sq_retire_locked(sq, status, s->byte_len, p->sqp->qp->qp_num,
+				    p->sqp->scq, &pass->batch);
 		if (status != OPENRDMA_WC_SUCCESS) {
-			/* the rest is flushed when the QP enters ERR */
 			pass->fail = true;
 			break;
 		}
@@ -207,6 +209,12 @@ void sw_pipe_end(struct sw_pipe *p, struct sw_pipe_pass *pass)
 	retire_locked(p, pass);
 	if (pass->fail)
 		p->failed = true;
+	/* an overrun CQ_ERR finds the QP in ERR already, as the semantics
+	 * page says; QP_FATAL follows it */
+	if (pass->batch.lost) {
+		p->failed = true;
+		openrdma_qp_state_set(sqp->qp, OPENRDMA_QPS_ERR);
+	}
 	core_lock_release(&pipe_sq(p)->lock);
 	if (sw_cq_batch_done(&pass->batch))
 		sw_qp_error(sqp, OPENRDMA_EVENT_QP_FATAL);
@@ -286,8 +294,7 @@ int sw_pipe_next(struct sw_pipe *p, struct sw_pipe_pass *pass,
 
 	for (;;) {
 		if (p->failed || sw_qp_state(sqp) != OPENRDMA_QPS_RTS ||
-		    p->sent == sq->tail ||
-		    (p->stopped && p->sent == p->stop))
+		    p->sent == sq->tail || (p->stopped && p->sent == p->stop))
 			return SW_PIPE_IDLE;
 		s = slot_of(p, p->sent);
 		w = wqe_of(p, p->sent);
@@ -397,8 +404,8 @@ int sw_pipe_ack(struct sw_pipe *p, struct sw_pipe_pass *pass, uint32_t psn)
 /* The outstanding read or atomic psn of the given kind, with everything
  * before it acknowledged; NULL if it is behind, -EPROTO in *err if the
  * answer cannot be. */
-static struct sw_send_wqe *answer_of(struct sw_pipe *p, uint32_t psn,
-				     bool read, int *err)
+static struct sw_send_wqe *answer_of(struct sw_pipe *p, uint32_t psn, bool read,
+				     int *err)
 {
 	struct sw_send_wqe *w;
 
@@ -423,9 +430,8 @@ static struct sw_send_wqe *answer_of(struct sw_pipe *p, uint32_t psn,
 	return *err ? NULL : w;
 }
 
-int sw_pipe_read_map(struct sw_pipe *p, struct sw_pipe_pass *pass,
-		     uint32_t psn, uint64_t len, struct iovec *iov,
-		     int *iovcnt)
+int sw_pipe_read_map(struct sw_pipe *p, struct sw_pipe_pass *pass, uint32_t psn,
+		     uint64_t len, struct iovec *iov, int *iovcnt)
 {
 	struct sw_qp *sqp = p->sqp;
 	enum openrdma_wc_status status;

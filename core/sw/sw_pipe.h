@@ -126,9 +126,8 @@ int sw_pipe_ack(struct sw_pipe *p, struct sw_pipe_pass *pass, uint32_t psn);
  * completes with if it is not OPENRDMA_WC_SUCCESS (the data is then
  * discarded), or -OPENRDMA_EPROTO.
  */
-int sw_pipe_read_map(struct sw_pipe *p, struct sw_pipe_pass *pass,
-		     uint32_t psn, uint64_t len, struct iovec *iov,
-		     int *iovcnt);
+int sw_pipe_read_map(struct sw_pipe *p, struct sw_pipe_pass *pass, uint32_t psn,
+		     uint64_t len, struct iovec *iov, int *iovcnt);
 /* The read response for psn ended: its data is in place, or status says
  * why not. */
 void sw_pipe_read_done(struct sw_pipe *p, struct sw_pipe_pass *pass,

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 #include <string.h>
 
+#include <openrdma/transport.h>
+
 #include "core/sw/sw_place.h"
 
 static bool accepts_requests(struct sw_qp *t)
@@ -16,6 +18,8 @@ static void recv_fail(struct sw_qp *t, struct sw_recv *r,
 {
 	struct openrdma_wc wc;
 
+	/* whoever polls the error sees the QP in ERR already */
+	openrdma_qp_state_set(t->qp, OPENRDMA_QPS_ERR);
 	memset(&wc, 0, sizeof(wc));
 	wc.status = status;
 	wc.opcode = OPENRDMA_WC_RECV;

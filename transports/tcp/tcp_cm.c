@@ -1,0 +1,1076 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/*
+ * The connection manager of tcp.  A listening id owns a listening socket;
+ * connect opens a TCP connection to it, which then carries the CM's frames
+ * and, once established, the QP pair's traffic:
+ *
+ *   active                     passive
+ *   CONNECT (QPN, IRD/ORD, pdata) ->     CONNECT_REQUEST on a new id
+ *                <- ACCEPT (QPN, IRD/ORD, pdata)   openrdma_cm_accept()
+ *   ESTABLISHED (or CONNECT_RESPONSE, three-way)
+ *   RTU ->                               ESTABLISHED
+ *
+ * REJECT answers a CONNECT (the application's, or the backlog's), and
+ * DISCONNECT ends a connection with private data; both are the last frame
+ * their sender writes.  A connection that ends without them (peer killed,
+ * reset, silent) is reported as DISCONNECTED, or as UNREACHABLE or
+ * CONNECT_ERROR while connecting.
+ *
+ * ctx->cm_lock guards every id's state and its links to connections and
+ * listeners; it is held for a whole operation, event posts and QP moves
+ * included (none of them calls back into the CM).
+ */
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <utlist.h>
+
+#include <openrdma/log.h>
+
+#include "transports/tcp/tcp.h"
+
+#define DEFAULT_BACKLOG 128
+/* Accepted connections that may sit before their CONNECT, beyond the
+ * backlog: more are refused at once (a flood). */
+#define WAITING_SLACK 16
+/* RNR NAK timer the CM gives QPs: 0.64 ms, as IB CMs commonly do */
+#define CM_MIN_RNR_TIMER 12
+#define CM_TIMEOUT 14
+
+enum cm_state {
+	CM_IDLE,
+	CM_LISTEN,
+	CM_REQ_SENT, /* active: connecting, or waiting for accept or reject */
+	CM_REQ_RCVD, /* passive: the application has the request */
+	CM_REP_RCVD, /* active, three-way: the application has the response */
+	CM_REP_SENT, /* passive: waiting for the active's RTU */
+	CM_ESTABLISHED,
+	CM_DISCONNECTED,
+};
+
+/* What one side asked for in connect or accept. */
+struct cm_param {
+	uint8_t responder_resources;
+	uint8_t initiator_depth;
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;
+	bool three_way;
+};
+
+struct tcp_listener;
+
+struct tcp_cm_id {
+	struct openrdma_cm_id base;
+	struct tcp_ctx *ctx;
+	enum cm_state state;
+	struct sockaddr_storage local;
+	struct sockaddr_storage peer;
+	struct tcp_conn *conn; /* holds a reference */
+	uint32_t peer_qpn;
+	struct cm_param mine;
+	struct cm_param theirs;
+	/* connect's private data, sent once the connection is up */
+	uint8_t pdata[TCP_FRAME_PDATA_CONNECT];
+	uint8_t pdata_len;
+	/* listener: its socket, backlog and requests not yet answered */
+	struct tcp_listener *lsn;
+	int backlog;
+	int pending;
+	struct tcp_cm_id *requests;
+	/* passive id while its request is pending */
+	struct tcp_cm_id *listener;
+	struct tcp_cm_id *prev, *next; /* on the listener's requests */
+};
+
+/*
+ * A listening socket.  Separate from its id, because the progress thread
+ * may still hold an epoll event for it after the id is gone: it is freed
+ * by the progress thread (tcp_cm_reap_listeners), never in between.
+ */
+struct tcp_listener {
+	struct tcp_poll poll;
+	struct tcp_ctx *ctx;
+	struct tcp_cm_id *id; /* NULL once the id let go */
+	struct tcp_conn *waiting; /* accepted, no CONNECT yet */
+	int nwaiting;
+	struct tcp_listener *next;
+};
+
+static struct tcp_cm_id *to_cm_id(struct openrdma_cm_id *id)
+{
+	return openrdma_container_of(id, struct tcp_cm_id, base);
+}
+
+static uint64_t deadline_from_now(struct tcp_ctx *tctx)
+{
+	return tcp_now() + (uint64_t)tctx->prm.connect_timeout_ms * 1000000u;
+}
+
+static void param_set(struct cm_param *p,
+		      const struct openrdma_conn_param *param)
+{
+	memset(p, 0, sizeof(*p));
+	if (!param) {
+		/* librdmacm's defaults without a param: all it can have */
+		p->responder_resources = TCP_MAX_RD_ATOM;
+		p->initiator_depth = TCP_MAX_RD_ATOM;
+		p->retry_count = 7;
+		p->rnr_retry_count = 7;
+		return;
+	}
+	p->responder_resources = param->responder_resources;
+	p->initiator_depth = param->initiator_depth;
+	p->retry_count = param->retry_count;
+	p->rnr_retry_count = param->rnr_retry_count;
+	p->three_way = param->three_way;
+}
+
+static void param_from_frame(struct cm_param *p, const struct tcp_frame *f)
+{
+	memset(p, 0, sizeof(*p));
+	p->responder_resources = f->responder_resources < TCP_MAX_RD_ATOM ?
+					 f->responder_resources :
+					 TCP_MAX_RD_ATOM;
+	p->initiator_depth = f->initiator_depth < TCP_MAX_RD_ATOM ?
+				     f->initiator_depth :
+				     TCP_MAX_RD_ATOM;
+	p->retry_count = f->retry_count;
+	p->rnr_retry_count = f->rnr_retry_count;
+	p->three_way = f->three_way;
+}
+
+static void frame_param(struct tcp_frame *f, uint8_t opcode,
+			const struct cm_param *p, uint32_t qpn)
+{
+	memset(f, 0, sizeof(*f));
+	f->opcode = opcode;
+	f->src_qpn = qpn;
+	f->responder_resources = p->responder_resources;
+	f->initiator_depth = p->initiator_depth;
+	f->retry_count = p->retry_count;
+	f->rnr_retry_count = p->rnr_retry_count;
+	f->three_way = opcode == TCP_OP_CONNECT && p->three_way;
+}
+
+static void event_init(struct openrdma_cm_event *ev,
+		       enum openrdma_cm_event_type type,
+		       const struct tcp_cm_id *id)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->event = type;
+	ev->src_addr = id->peer;
+	ev->dst_addr = id->local;
+}
+
+static void event_pdata(struct openrdma_cm_event *ev, const void *data,
+			unsigned int len)
+{
+	if (len)
+		memcpy(ev->param.private_data, data, len);
+	ev->param.private_data_len = (uint8_t)len;
+}
+
+/* The remote side's view of a connect or accept: its resources swapped. */
+static void event_param(struct openrdma_cm_event *ev, const struct cm_param *p,
+			uint32_t qp_num)
+{
+	ev->param.responder_resources = p->initiator_depth;
+	ev->param.initiator_depth = p->responder_resources;
+	ev->param.qp_num = qp_num;
+}
+
+static void post(struct tcp_cm_id *id, const struct openrdma_cm_event *ev)
+{
+	/* fails only while id is being destroyed: nobody is left to tell */
+	openrdma_cm_event_post(&id->base, ev);
+}
+
+static void post_simple(struct tcp_cm_id *id, enum openrdma_cm_event_type t,
+			int status)
+{
+	struct openrdma_cm_event ev;
+
+	event_init(&ev, t, id);
+	ev.status = status;
+	post(id, &ev);
+}
+
+static void qp_error(struct openrdma_qp *qp)
+{
+	struct openrdma_qp_attr attr = { .qp_state = OPENRDMA_QPS_ERR };
+
+	if (qp)
+		openrdma_qp_modify(qp, &attr, OPENRDMA_QP_STATE);
+}
+
+/*
+ * Brings qp to RTS towards the QP numbered dest_qpn: mine is what this side
+ * asked for, theirs what the other side did.  IB CM rules: remote reads and
+ * atomics are allowed when this side offers responder resources, and each
+ * side's RNR retry count is the one the other side sent.
+ */
+static int qp_connect(struct openrdma_qp *qp, uint32_t dest_qpn,
+		      const struct sockaddr_storage *peer,
+		      const struct cm_param *mine,
+		      const struct cm_param *theirs)
+{
+	unsigned int rd = mine->responder_resources ?
+				  OPENRDMA_ACCESS_REMOTE_READ |
+					  OPENRDMA_ACCESS_REMOTE_ATOMIC :
+				  0;
+	struct openrdma_qp_attr attr;
+	int ret;
+
+	if (atomic_load(&qp->state) == OPENRDMA_QPS_RESET) {
+		memset(&attr, 0, sizeof(attr));
+		attr.qp_state = OPENRDMA_QPS_INIT;
+		attr.port_num = TCP_PORT;
+		attr.qp_access_flags = OPENRDMA_ACCESS_REMOTE_WRITE | rd;
+		ret = openrdma_qp_modify(
+			qp, &attr,
+			OPENRDMA_QP_STATE | OPENRDMA_QP_PKEY_INDEX |
+				OPENRDMA_QP_PORT | OPENRDMA_QP_ACCESS_FLAGS);
+		if (ret)
+			return ret;
+	}
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = OPENRDMA_QPS_RTR;
+	attr.path_mtu = OPENRDMA_MTU_4096;
+	attr.dest_qp_num = dest_qpn;
+	attr.max_dest_rd_atomic = mine->responder_resources;
+	attr.min_rnr_timer = CM_MIN_RNR_TIMER;
+	attr.qp_access_flags =
+		atomic_load(&to_tcp_qp(qp)->sw.access_flags) | rd;
+	attr.ah_attr.port_num = TCP_PORT;
+	attr.ah_attr.addr = *peer;
+	ret = openrdma_qp_modify(
+		qp, &attr,
+		OPENRDMA_QP_STATE | OPENRDMA_QP_AV | OPENRDMA_QP_PATH_MTU |
+			OPENRDMA_QP_DEST_QPN | OPENRDMA_QP_RQ_PSN |
+			OPENRDMA_QP_MAX_DEST_RD_ATOMIC |
+			OPENRDMA_QP_MIN_RNR_TIMER | OPENRDMA_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = OPENRDMA_QPS_RTS;
+	attr.timeout = CM_TIMEOUT;
+	attr.retry_cnt = mine->retry_count;
+	attr.rnr_retry = theirs->rnr_retry_count;
+	attr.max_rd_atomic = mine->initiator_depth;
+	return openrdma_qp_modify(
+		qp, &attr,
+		OPENRDMA_QP_STATE | OPENRDMA_QP_TIMEOUT |
+			OPENRDMA_QP_RETRY_CNT | OPENRDMA_QP_RNR_RETRY |
+			OPENRDMA_QP_SQ_PSN | OPENRDMA_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* Ends a pending request on its listener.  Called with cm_lock held. */
+static void request_done(struct tcp_cm_id *id)
+{
+	struct tcp_cm_id *l = id->listener;
+
+	if (!l)
+		return;
+	DL_DELETE(l->requests, id);
+	l->pending--;
+	id->listener = NULL;
+}
+
+/* Lets go of the id's connection: the progress thread no longer reports
+ * it to the id.  Called with cm_lock held. */
+static struct tcp_conn *conn_unlink(struct tcp_cm_id *id)
+{
+	struct tcp_conn *conn = id->conn;
+
+	if (conn)
+		conn->id = NULL;
+	id->conn = NULL;
+	return conn;
+}
+
+/* Queues a frame on the id's connection; last: the final word (REJECT,
+ * DISCONNECT), after which our side of it is closed. */
+static int send_frame(struct tcp_cm_id *id, const struct tcp_frame *f,
+		      const void *pdata, unsigned int len, bool last)
+{
+	if (!id->conn)
+		return -OPENRDMA_ECONNABORTED;
+	if (last)
+		id->conn->bye = true;
+	return tcp_tx_ctl(id->conn, f, pdata, len, last);
+}
+
+static int send_reject(struct tcp_cm_id *id, int reason, const void *pdata,
+		       unsigned int len)
+{
+	struct tcp_frame f;
+
+	memset(&f, 0, sizeof(f));
+	f.opcode = TCP_OP_REJECT;
+	f.reason = reason;
+	return send_frame(id, &f, pdata, len, true);
+}
+
+/* ------------------------------------------------------------------ */
+/* Ids                                                                */
+/* ------------------------------------------------------------------ */
+
+int tcp_cm_id_create(struct openrdma_context *ctx, enum openrdma_port_space ps,
+		     struct openrdma_cm_id **id_out)
+{
+	struct tcp_cm_id *id;
+
+	id = calloc(1, sizeof(*id));
+	if (!id)
+		return -OPENRDMA_ENOMEM;
+	id->ctx = to_tcp_ctx(ctx);
+	id->base.port_num = TCP_PORT;
+	id->state = CM_IDLE;
+	*id_out = &id->base;
+	return 0;
+}
+
+static void listener_close(struct tcp_cm_id *id)
+{
+	struct tcp_listener *l = id->lsn;
+	struct tcp_ctx *tctx = id->ctx;
+	struct tcp_cm_id *r, *tmp;
+	struct tcp_conn *conn;
+
+	/* requests the application holds outlive their listener */
+	DL_FOREACH_SAFE (id->requests, r, tmp) {
+		DL_DELETE(id->requests, r);
+		r->listener = NULL;
+	}
+	id->pending = 0;
+	if (!l)
+		return;
+	id->lsn = NULL;
+	l->id = NULL;
+	tcp_poll_del(tctx, &l->poll);
+	close(l->poll.fd);
+	l->poll.fd = -1;
+	while ((conn = l->waiting)) {
+		DL_DELETE2(l->waiting, conn, lprev, lnext);
+		conn->listener = NULL;
+		tcp_conn_close(conn, -OPENRDMA_ECONNREFUSED, true);
+		tcp_conn_put(conn);
+	}
+	/* freed by the progress thread, which may hold an event for it */
+	pthread_mutex_lock(&tctx->lock);
+	LL_PREPEND(tctx->dead_listeners, l);
+	pthread_mutex_unlock(&tctx->lock);
+	tcp_progress_wake(tctx);
+}
+
+void tcp_cm_reap_listeners(struct tcp_ctx *tctx)
+{
+	struct tcp_listener *list, *l;
+
+	pthread_mutex_lock(&tctx->lock);
+	list = tctx->dead_listeners;
+	tctx->dead_listeners = NULL;
+	pthread_mutex_unlock(&tctx->lock);
+	while ((l = list)) {
+		list = l->next;
+		free(l);
+	}
+}
+
+int tcp_cm_id_destroy(struct openrdma_cm_id *base)
+{
+	struct tcp_cm_id *id = to_cm_id(base);
+	struct tcp_ctx *tctx = id->ctx;
+	struct tcp_frame f;
+	struct tcp_conn *conn;
+	bool abortive = false;
+
+	pthread_mutex_lock(&tctx->cm_lock);
+	listener_close(id);
+	request_done(id);
+	switch (id->state) {
+	case CM_REQ_RCVD:
+		/* an unanswered request is refused */
+		send_reject(id, TCP_REJ_CONSUMER, NULL, 0);
+		break;
+	case CM_REQ_SENT:
+		/* the request vanishes: the passive side's accept fails */
+		abortive = true;
+		break;
+	case CM_REP_SENT:
+	case CM_REP_RCVD:
+	case CM_ESTABLISHED:
+		/* a connection ends as if disconnected */
+		memset(&f, 0, sizeof(f));
+		f.opcode = TCP_OP_DISCONNECT;
+		send_frame(id, &f, NULL, 0, true);
+		break;
+	default:
+		break;
+	}
+	conn = conn_unlink(id);
+	pthread_mutex_unlock(&tctx->cm_lock);
+	if (conn) {
+		/* after its last frame the peer closes, or abortively now */
+		if (abortive || !conn->bye)
+			tcp_conn_close(conn, -OPENRDMA_ECONNABORTED, true);
+		tcp_conn_put(conn);
+	}
+	free(id);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Listening                                                          */
+/* ------------------------------------------------------------------ */
+
+static void listener_event(struct tcp_poll *poll, uint32_t events);
+
+int tcp_cm_listen(struct openrdma_cm_id *base, const struct sockaddr *addr,
+		  int backlog)
+{
+	struct tcp_cm_id *id = to_cm_id(base);
+	struct tcp_ctx *tctx = id->ctx;
+	struct sockaddr_storage ss;
+	struct tcp_listener *l;
+	socklen_t len;
+	int ret, fd;
+
+	if (base->ps != OPENRDMA_PS_TCP)
+		return -OPENRDMA_EOPNOTSUPP;
+	memset(&ss, 0, sizeof(ss));
+	memcpy(&ss, addr, sw_addr_len(addr));
+	/* the wildcard of an interface bound to one address is that address
+	 * (tcp0's stays the wildcard: every address) */
+	if (sw_addr_is_any(addr) &&
+	    !sw_addr_is_any((struct sockaddr *)&tctx->bind_addr)) {
+		ss = tctx->bind_addr;
+		sw_addr_set_port((struct sockaddr *)&ss, sw_addr_port(addr));
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -OPENRDMA_ENOMEM;
+	pthread_mutex_lock(&tctx->cm_lock);
+	if (id->state != CM_IDLE || id->conn) {
+		ret = -OPENRDMA_EINVAL;
+		goto err;
+	}
+	if (!backlog)
+		backlog = DEFAULT_BACKLOG;
+	ret = tcp_sock_listen(tctx, (struct sockaddr *)&ss,
+			      backlog + WAITING_SLACK, &fd);
+	if (ret) {
+		if (ret == -EADDRNOTAVAIL || ret == -EAFNOSUPPORT)
+			ret = -OPENRDMA_EADDRNOTAVAIL;
+		goto err;
+	}
+	len = sizeof(id->local);
+	getsockname(fd, (struct sockaddr *)&id->local, &len);
+	tcp_addr_normalize(&id->local);
+	l->poll.fd = fd;
+	l->poll.fn = listener_event;
+	l->ctx = tctx;
+	l->id = id;
+	ret = tcp_poll_add(tctx, &l->poll, EPOLLIN | EPOLLET);
+	if (ret) {
+		close(fd);
+		goto err;
+	}
+	id->lsn = l;
+	id->backlog = backlog;
+	id->state = CM_LISTEN;
+	pthread_mutex_unlock(&tctx->cm_lock);
+	return 0;
+
+err:
+	pthread_mutex_unlock(&tctx->cm_lock);
+	free(l);
+	return ret;
+}
+
+/* Progress thread: connections on a listening socket. */
+static void listener_event(struct tcp_poll *poll, uint32_t events)
+{
+	struct tcp_listener *l =
+		openrdma_container_of(poll, struct tcp_listener, poll);
+	struct tcp_ctx *tctx = l->ctx;
+	struct sockaddr_storage ss;
+	struct tcp_conn *conn;
+	socklen_t len;
+	int fd;
+
+	pthread_mutex_lock(&tctx->cm_lock);
+	while (l->id) {
+		len = sizeof(ss);
+		fd = accept4(l->poll.fd, (struct sockaddr *)&ss, &len,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			break; /* EAGAIN; or out of fds: retried on the next */
+		}
+		/* connections that never say CONNECT are a flood */
+		if (l->nwaiting >= l->id->backlog + WAITING_SLACK ||
+		    tcp_conn_create(tctx, fd, TCP_CONN_CM_PASSIVE, &conn)) {
+			close(fd);
+			continue;
+		}
+		conn->peer = ss;
+		tcp_addr_normalize(&conn->peer);
+		len = sizeof(conn->local);
+		getsockname(fd, (struct sockaddr *)&conn->local, &len);
+		tcp_addr_normalize(&conn->local);
+		conn->deadline = deadline_from_now(tctx);
+		tcp_sock_tune(tctx, fd);
+		conn->listener = l;
+		DL_APPEND2(l->waiting, conn, lprev, lnext);
+		l->nwaiting++;
+		if (tcp_conn_start(conn, TCP_CONN_OPEN)) {
+			DL_DELETE2(l->waiting, conn, lprev, lnext);
+			l->nwaiting--;
+			conn->listener = NULL;
+			tcp_conn_put(conn);
+		}
+		/* the listener's reference is the creator's */
+	}
+	pthread_mutex_unlock(&tctx->cm_lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Connecting                                                         */
+/* ------------------------------------------------------------------ */
+
+/* A connect that did not get through: the QP is left in ERR
+ * (openrdma_cm(3)).  Called with cm_lock held. */
+static void connect_failed(struct tcp_cm_id *id,
+			   enum openrdma_cm_event_type type, int status)
+{
+	id->state = CM_IDLE;
+	qp_error(id->base.qp);
+	post_simple(id, type, status);
+}
+
+/* Connection errors that mean "nobody there". */
+static bool unreachable(int err)
+{
+	switch (-err) {
+	case ECONNREFUSED:
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+	case ETIMEDOUT:
+	case EADDRNOTAVAIL:
+	case ENETDOWN:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int tcp_cm_connect(struct openrdma_cm_id *base, struct openrdma_qp *qp,
+		   const struct sockaddr *dst,
+		   const struct openrdma_conn_param *param)
+{
+	struct tcp_cm_id *id = to_cm_id(base);
+	struct tcp_ctx *tctx = id->ctx;
+	struct sockaddr_storage bind_to;
+	struct tcp_conn *conn;
+	int ret = 0, fd;
+
+	if (base->ps != OPENRDMA_PS_TCP)
+		return -OPENRDMA_EOPNOTSUPP;
+	pthread_mutex_lock(&tctx->cm_lock);
+	if (id->state != CM_IDLE || id->conn) {
+		ret = id->state == CM_LISTEN ? -OPENRDMA_EINVAL :
+					       -OPENRDMA_EISCONN;
+		goto out;
+	}
+	param_set(&id->mine, param);
+	id->pdata_len = param ? param->private_data_len : 0;
+	if (id->pdata_len)
+		memcpy(id->pdata, param->private_data, id->pdata_len);
+	memset(&id->peer, 0, sizeof(id->peer));
+	memcpy(&id->peer, dst, sw_addr_len(dst));
+	tcp_addr_normalize(&id->peer);
+	tcp_qp_set_cm(to_tcp_qp(qp));
+
+	ret = tcp_sock_open(tctx, dst->sa_family, SOCK_STREAM, &fd);
+	if (ret)
+		goto out;
+	/* an interface bound to one address leaves from it */
+	if (!sw_addr_is_any((struct sockaddr *)&tctx->bind_addr) &&
+	    tctx->bind_addr.ss_family == dst->sa_family) {
+		bind_to = tctx->bind_addr;
+		bind(fd, (struct sockaddr *)&bind_to,
+		     sw_addr_len((struct sockaddr *)&bind_to));
+	}
+	if (connect(fd, dst, sw_addr_len(dst)) && errno != EINPROGRESS) {
+		ret = -errno;
+		close(fd);
+		/* address and route resolution failed, or nobody listens */
+		connect_failed(id,
+			       unreachable(ret) ?
+				       OPENRDMA_CM_EVENT_UNREACHABLE :
+				       OPENRDMA_CM_EVENT_CONNECT_ERROR,
+			       ret);
+		ret = 0;
+		goto out;
+	}
+	ret = tcp_conn_create(tctx, fd, TCP_CONN_CM_ACTIVE, &conn);
+	if (ret) {
+		close(fd);
+		goto out;
+	}
+	conn->peer = id->peer;
+	conn->deadline = deadline_from_now(tctx);
+	conn->id = id;
+	id->conn = conn; /* the creator's reference */
+	id->state = CM_REQ_SENT;
+	ret = tcp_conn_start(conn, TCP_CONN_CONNECTING);
+	if (ret) {
+		conn_unlink(id);
+		id->state = CM_IDLE;
+		tcp_conn_put(conn);
+	}
+out:
+	pthread_mutex_unlock(&tctx->cm_lock);
+	return ret;
+}
+
+void tcp_cm_connected(struct tcp_conn *conn)
+{
+	struct tcp_ctx *tctx = conn->ctx;
+	struct tcp_cm_id *id;
+	struct tcp_frame f;
+
+	pthread_mutex_lock(&tctx->cm_lock);
+	id = conn->id;
+	if (id && id->state == CM_REQ_SENT && id->base.qp) {
+		id->local = conn->local;
+		frame_param(&f, TCP_OP_CONNECT, &id->mine, id->base.qp->qp_num);
+		if (send_frame(id, &f, id->pdata, id->pdata_len, false))
+			tcp_conn_close(conn, -OPENRDMA_ENOMEM, true);
+	}
+	pthread_mutex_unlock(&tctx->cm_lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Answering                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Passive side: answers the request on id with qp. */
+static int accept_request(struct tcp_cm_id *id, struct openrdma_qp *qp,
+			  const struct openrdma_conn_param *param)
+{
+	struct tcp_frame f;
+	int ret;
+
+	if (!id->conn)
+		return -OPENRDMA_ECONNABORTED;
+	param_set(&id->mine, param);
+	tcp_qp_set_cm(to_tcp_qp(qp));
+	/* attached first: its first requests follow our ACCEPT closely */
+	tcp_qp_attach_cm(to_tcp_qp(qp), id->conn, id->peer_qpn);
+	ret = qp_connect(qp, id->peer_qpn, &id->peer, &id->mine, &id->theirs);
+	if (ret)
+		return ret;
+	request_done(id);
+	id->state = CM_REP_SENT;
+	frame_param(&f, TCP_OP_ACCEPT, &id->mine, qp->qp_num);
+	return send_frame(id, &f, param ? param->private_data : NULL,
+			  param ? param->private_data_len : 0, false);
+}
+
+/* Active side: the passive side accepted. */
+static void on_accept(struct tcp_cm_id *id, const struct tcp_frame *f,
+		      const uint8_t *pdata)
+{
+	struct openrdma_qp *qp = id->base.qp;
+	struct openrdma_cm_event ev;
+	struct tcp_frame rtu;
+	int ret;
+
+	id->peer_qpn = f->src_qpn;
+	param_from_frame(&id->theirs, f);
+	if (id->mine.three_way) {
+		id->state = CM_REP_RCVD;
+		event_init(&ev, OPENRDMA_CM_EVENT_CONNECT_RESPONSE, id);
+		event_param(&ev, &id->theirs, id->peer_qpn);
+		event_pdata(&ev, pdata, f->length);
+		post(id, &ev);
+		return;
+	}
+	tcp_qp_attach_cm(to_tcp_qp(qp), id->conn, id->peer_qpn);
+	ret = qp_connect(qp, id->peer_qpn, &id->peer, &id->mine, &id->theirs);
+	if (ret) {
+		/* this side cannot take the connection */
+		send_reject(id, ret, NULL, 0);
+		connect_failed(id, OPENRDMA_CM_EVENT_CONNECT_ERROR, ret);
+		return;
+	}
+	id->state = CM_ESTABLISHED;
+	event_init(&ev, OPENRDMA_CM_EVENT_ESTABLISHED, id);
+	event_param(&ev, &id->theirs, id->peer_qpn);
+	event_pdata(&ev, pdata, f->length);
+	post(id, &ev);
+	memset(&rtu, 0, sizeof(rtu));
+	rtu.opcode = TCP_OP_RTU;
+	send_frame(id, &rtu, NULL, 0, false);
+}
+
+/* Active side: completes a three-way handshake (the RTU). */
+static int accept_response(struct tcp_cm_id *id)
+{
+	struct openrdma_qp *qp = id->base.qp;
+	struct tcp_frame rtu;
+	int ret;
+
+	if (!id->conn)
+		return -OPENRDMA_ECONNABORTED;
+	tcp_qp_attach_cm(to_tcp_qp(qp), id->conn, id->peer_qpn);
+	ret = qp_connect(qp, id->peer_qpn, &id->peer, &id->mine, &id->theirs);
+	if (ret)
+		return ret;
+	id->state = CM_ESTABLISHED;
+	memset(&rtu, 0, sizeof(rtu));
+	rtu.opcode = TCP_OP_RTU;
+	return send_frame(id, &rtu, NULL, 0, false);
+}
+
+int tcp_cm_accept(struct openrdma_cm_id *base, struct openrdma_qp *qp,
+		  const struct openrdma_conn_param *param)
+{
+	struct tcp_cm_id *id = to_cm_id(base);
+	int ret;
+
+	pthread_mutex_lock(&id->ctx->cm_lock);
+	switch (id->state) {
+	case CM_REQ_RCVD:
+		ret = qp ? accept_request(id, qp, param) : -OPENRDMA_EINVAL;
+		break;
+	case CM_REP_RCVD:
+		ret = accept_response(id);
+		break;
+	default:
+		ret = -OPENRDMA_EINVAL;
+		break;
+	}
+	pthread_mutex_unlock(&id->ctx->cm_lock);
+	return ret;
+}
+
+int tcp_cm_reject(struct openrdma_cm_id *base, const void *private_data,
+		  uint8_t private_data_len)
+{
+	struct tcp_cm_id *id = to_cm_id(base);
+	struct tcp_conn *conn = NULL;
+	int ret = 0;
+
+	pthread_mutex_lock(&id->ctx->cm_lock);
+	if (id->state != CM_REQ_RCVD && id->state != CM_REP_RCVD) {
+		ret = -OPENRDMA_EINVAL;
+		goto out;
+	}
+	request_done(id);
+	/* a rejected connection leaves the QP that waited for it in ERR, as
+	 * the IB CM does */
+	if (id->state == CM_REP_RCVD)
+		qp_error(id->base.qp);
+	id->state = CM_IDLE;
+	send_reject(id, TCP_REJ_CONSUMER, private_data, private_data_len);
+	/* the peer closes once it read the REJECT */
+	conn = conn_unlink(id);
+out:
+	pthread_mutex_unlock(&id->ctx->cm_lock);
+	if (conn)
+		tcp_conn_put(conn);
+	return ret;
+}
+
+int tcp_cm_disconnect(struct openrdma_cm_id *base, const void *private_data,
+		      uint8_t private_data_len)
+{
+	struct tcp_cm_id *id = to_cm_id(base);
+	struct tcp_frame f;
+	int ret = 0;
+
+	pthread_mutex_lock(&id->ctx->cm_lock);
+	if (id->state != CM_ESTABLISHED && id->state != CM_REP_SENT &&
+	    id->state != CM_REP_RCVD) {
+		ret = -OPENRDMA_ENOTCONN;
+		goto out;
+	}
+	id->state = CM_DISCONNECTED;
+	memset(&f, 0, sizeof(f));
+	f.opcode = TCP_OP_DISCONNECT;
+	send_frame(id, &f, private_data, private_data_len, true);
+	qp_error(id->base.qp);
+	post_simple(id, OPENRDMA_CM_EVENT_DISCONNECTED, 0);
+out:
+	pthread_mutex_unlock(&id->ctx->cm_lock);
+	return ret;
+}
+
+int tcp_cm_local_addr(struct openrdma_cm_id *base,
+		      struct sockaddr_storage *addr)
+{
+	struct tcp_cm_id *id = to_cm_id(base);
+
+	pthread_mutex_lock(&id->ctx->cm_lock);
+	*addr = id->local;
+	pthread_mutex_unlock(&id->ctx->cm_lock);
+	return 0;
+}
+
+int tcp_cm_peer_addr(struct openrdma_cm_id *base, struct sockaddr_storage *addr)
+{
+	struct tcp_cm_id *id = to_cm_id(base);
+
+	pthread_mutex_lock(&id->ctx->cm_lock);
+	*addr = id->peer;
+	pthread_mutex_unlock(&id->ctx->cm_lock);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Frames from the peer (progress thread)                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Passive side: a CONNECT on a connection a listener accepted.  Called
+ * with cm_lock held.  Returns a new id that could not be reported (its
+ * listener is going away), for the caller to destroy without the lock.
+ */
+static struct tcp_cm_id *on_connect(struct tcp_conn *conn,
+				    const struct tcp_frame *f,
+				    const uint8_t *pdata)
+{
+	struct tcp_listener *l = conn->listener;
+	struct openrdma_cm_event ev;
+	struct openrdma_cm_id *nbase;
+	struct tcp_cm_id *lid, *n;
+	struct tcp_frame rej;
+
+	if (!l || !l->id) {
+		tcp_conn_close(conn, -OPENRDMA_ECONNREFUSED, true);
+		return NULL;
+	}
+	lid = l->id;
+	DL_DELETE2(l->waiting, conn, lprev, lnext);
+	l->nwaiting--;
+	conn->listener = NULL;
+	conn->greeted = true;
+	pthread_mutex_lock(&conn->ctx->lock);
+	conn->deadline = 0;
+	pthread_mutex_unlock(&conn->ctx->lock);
+
+	if (lid->pending >= lid->backlog ||
+	    openrdma_cm_id_new_request(&lid->base, &nbase)) {
+		/* the backlog is full: refused */
+		memset(&rej, 0, sizeof(rej));
+		rej.opcode = TCP_OP_REJECT;
+		rej.reason = TCP_REJ_BACKLOG;
+		conn->bye = true;
+		tcp_tx_ctl(conn, &rej, NULL, 0, true);
+		tcp_conn_put(conn); /* the listener's */
+		return NULL;
+	}
+	n = to_cm_id(nbase);
+	n->state = CM_REQ_RCVD;
+	n->local = conn->local;
+	n->peer = conn->peer;
+	n->peer_qpn = f->src_qpn;
+	param_from_frame(&n->theirs, f);
+	n->conn = conn; /* the listener's reference passes to it */
+	conn->id = n;
+	n->listener = lid;
+	DL_APPEND(lid->requests, n);
+	lid->pending++;
+
+	event_init(&ev, OPENRDMA_CM_EVENT_CONNECT_REQUEST, n);
+	ev.listen_id = &lid->base;
+	event_param(&ev, &n->theirs, n->peer_qpn);
+	event_pdata(&ev, pdata, f->length);
+	if (!openrdma_cm_event_post(&n->base, &ev))
+		return NULL;
+	/* the listener is being destroyed */
+	request_done(n);
+	n->state = CM_IDLE;
+	tcp_conn_close(conn, -OPENRDMA_ECONNREFUSED, true);
+	return n;
+}
+
+/* A REJECT: of our CONNECT, of our ACCEPT, or of the three-way response
+ * the active side got.  Called with cm_lock held. */
+static void on_reject(struct tcp_cm_id *id, const struct tcp_frame *f,
+		      const uint8_t *pdata)
+{
+	struct openrdma_cm_event ev;
+
+	id->conn->bye = true;
+	switch (id->state) {
+	case CM_REQ_SENT:
+		id->state = CM_IDLE;
+		qp_error(id->base.qp);
+		event_init(&ev, OPENRDMA_CM_EVENT_REJECTED, id);
+		ev.status = f->reason;
+		event_pdata(&ev, pdata, f->length);
+		post(id, &ev);
+		break;
+	case CM_REP_SENT:
+		/* the active side could not, or would not, take our accept */
+		id->state = CM_IDLE;
+		qp_error(id->base.qp);
+		post_simple(id, OPENRDMA_CM_EVENT_CONNECT_ERROR, f->reason);
+		break;
+	default:
+		tcp_conn_close(id->conn, -OPENRDMA_EPROTO, true);
+		return;
+	}
+	/* our side ends too: the peer wrote its last */
+	tcp_conn_close(id->conn, 0, false);
+}
+
+static void on_disconnect(struct tcp_cm_id *id, const struct tcp_frame *f,
+			  const uint8_t *pdata)
+{
+	struct openrdma_cm_event ev;
+
+	id->conn->bye = true;
+	switch (id->state) {
+	case CM_ESTABLISHED:
+	case CM_REP_SENT:
+	case CM_REP_RCVD:
+		id->state = CM_DISCONNECTED;
+		qp_error(id->base.qp);
+		event_init(&ev, OPENRDMA_CM_EVENT_DISCONNECTED, id);
+		event_pdata(&ev, pdata, f->length);
+		post(id, &ev);
+		break;
+	case CM_DISCONNECTED:
+		/* both sides hung up at once: each reported its own */
+		break;
+	default:
+		tcp_conn_close(id->conn, -OPENRDMA_EPROTO, true);
+		return;
+	}
+	tcp_conn_close(id->conn, 0, false);
+}
+
+void tcp_cm_frame(struct tcp_conn *conn, const struct tcp_frame *f,
+		  const uint8_t *pdata)
+{
+	struct tcp_ctx *tctx = conn->ctx;
+	struct tcp_cm_id *id, *orphan = NULL;
+	struct openrdma_cm_event ev;
+
+	pthread_mutex_lock(&tctx->cm_lock);
+	if (f->opcode == TCP_OP_CONNECT) {
+		if (conn->kind == TCP_CONN_CM_PASSIVE && !conn->greeted)
+			orphan = on_connect(conn, f, pdata);
+		else
+			tcp_conn_close(conn, -OPENRDMA_EPROTO, true);
+		goto out;
+	}
+	id = conn->id;
+	if (!id) {
+		/* its id is gone: what the peer says changes nothing */
+		if (f->opcode == TCP_OP_REJECT ||
+		    f->opcode == TCP_OP_DISCONNECT)
+			conn->bye = true;
+		goto out;
+	}
+	switch (f->opcode) {
+	case TCP_OP_ACCEPT:
+		if (conn->kind != TCP_CONN_CM_ACTIVE ||
+		    id->state != CM_REQ_SENT) {
+			tcp_conn_close(conn, -OPENRDMA_EPROTO, true);
+			break;
+		}
+		conn->greeted = true;
+		pthread_mutex_lock(&tctx->lock);
+		conn->deadline = 0;
+		pthread_mutex_unlock(&tctx->lock);
+		on_accept(id, f, pdata);
+		break;
+	case TCP_OP_REJECT:
+		conn->greeted = true;
+		on_reject(id, f, pdata);
+		break;
+	case TCP_OP_RTU:
+		if (conn->kind != TCP_CONN_CM_PASSIVE ||
+		    id->state != CM_REP_SENT) {
+			tcp_conn_close(conn, -OPENRDMA_EPROTO, true);
+			break;
+		}
+		id->state = CM_ESTABLISHED;
+		event_init(&ev, OPENRDMA_CM_EVENT_ESTABLISHED, id);
+		event_param(&ev, &id->theirs, id->peer_qpn);
+		post(id, &ev);
+		break;
+	case TCP_OP_DISCONNECT:
+		on_disconnect(id, f, pdata);
+		break;
+	default:
+		break;
+	}
+out:
+	pthread_mutex_unlock(&tctx->cm_lock);
+	if (orphan)
+		openrdma_cm_id_destroy(&orphan->base);
+}
+
+void tcp_cm_conn_lost(struct tcp_conn *conn, int err)
+{
+	struct tcp_ctx *tctx = conn->ctx;
+	struct tcp_listener *l;
+	struct tcp_cm_id *id;
+	struct tcp_conn *drop = NULL;
+
+	pthread_mutex_lock(&tctx->cm_lock);
+	l = conn->listener;
+	if (l) {
+		/* accepted, and gone before saying CONNECT */
+		DL_DELETE2(l->waiting, conn, lprev, lnext);
+		l->nwaiting--;
+		conn->listener = NULL;
+		drop = conn;
+		goto out;
+	}
+	id = conn->id;
+	if (!id)
+		goto out;
+	drop = conn_unlink(id);
+	if (!err)
+		err = -OPENRDMA_ECONNRESET;
+	switch (id->state) {
+	case CM_REQ_SENT:
+		connect_failed(id,
+			       unreachable(err) ?
+				       OPENRDMA_CM_EVENT_UNREACHABLE :
+				       OPENRDMA_CM_EVENT_CONNECT_ERROR,
+			       err);
+		break;
+	case CM_REQ_RCVD:
+		/* the request vanished: accept and reject fail */
+		request_done(id);
+		break;
+	case CM_REP_SENT:
+	case CM_REP_RCVD:
+	case CM_ESTABLISHED:
+		/* peer killed, reset or silent; its QP learns it too */
+		id->state = CM_DISCONNECTED;
+		post_simple(id, OPENRDMA_CM_EVENT_DISCONNECTED, err);
+		break;
+	default:
+		break;
+	}
+out:
+	pthread_mutex_unlock(&tctx->cm_lock);
+	if (drop)
+		tcp_conn_put(drop);
+}

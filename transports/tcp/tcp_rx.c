@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/*
+ * The read side of a connection, run by the progress thread.  Headers
+ * are read into a staging buffer, many per recv(); each is parsed
+ * (tcp_frame_parse: every field checked) and its destination resolved
+ * before any of its payload is read.  A payload in the staging buffer is
+ * copied out; the rest of a large one is read with readv() straight into
+ * registered memory, with a little staging room behind it for the next
+ * header.  Payload whose request failed its checks is read and discarded.
+ */
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <utlist.h>
+
+#include <openrdma/log.h>
+
+#include "transports/tcp/tcp.h"
+
+/* Bytes one connection may consume per turn before the others. */
+#define RX_BUDGET (4u << 20)
+/* Payload read straight into memory from this many bytes on. */
+#define RX_DIRECT_MIN 4096
+/* Staging room a direct read may fill after the payload. */
+#define RX_TAIL 1024
+
+enum {
+	RX_EOF = 1, /* the peer closed its side */
+	RX_AGAIN = 2, /* no more data now */
+};
+
+/* Reads into the staging buffer; returns the count, RX_EOF as 0, or a
+ * negative code (-EAGAIN when nothing is there). */
+static ssize_t read_staging(struct tcp_conn *c)
+{
+	struct tcp_rx *rx = &c->rx;
+	ssize_t n;
+
+	if (rx->pos == rx->end) {
+		rx->pos = 0;
+		rx->end = 0;
+	} else if (rx->cap - rx->end < TCP_FRAME_HDR_MAX) {
+		memmove(rx->buf, rx->buf + rx->pos, rx->end - rx->pos);
+		rx->end -= rx->pos;
+		rx->pos = 0;
+	}
+	do {
+		n = recv(c->poll.fd, rx->buf + rx->end, rx->cap - rx->end,
+			 MSG_DONTWAIT);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	rx->end += (size_t)n;
+	return n;
+}
+
+/* Copies len payload bytes from src to where the frame's payload goes. */
+static void sink_put(struct tcp_rx *rx, const uint8_t *src, size_t len)
+{
+	struct iovec *v;
+	size_t n;
+
+	switch (rx->sink) {
+	case TCP_SINK_MEM:
+		while (len && rx->iovidx < rx->iovcnt) {
+			v = &rx->iov[rx->iovidx];
+			n = v->iov_len - rx->iovoff;
+			if (n > len)
+				n = len;
+			memcpy((uint8_t *)v->iov_base + rx->iovoff, src, n);
+			src += n;
+			len -= n;
+			rx->iovoff += n;
+			if (rx->iovoff == v->iov_len) {
+				rx->iovidx++;
+				rx->iovoff = 0;
+			}
+		}
+		break;
+	case TCP_SINK_CTL:
+		memcpy(rx->ctl + (rx->f.length - rx->left), src, len);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Moves the payload cursor on by n bytes read straight into memory. */
+static void sink_skip(struct tcp_rx *rx, size_t n)
+{
+	size_t k;
+
+	while (n && rx->iovidx < rx->iovcnt) {
+		k = rx->iov[rx->iovidx].iov_len - rx->iovoff;
+		if (k > n)
+			k = n;
+		n -= k;
+		rx->iovoff += k;
+		if (rx->iovoff == rx->iov[rx->iovidx].iov_len) {
+			rx->iovidx++;
+			rx->iovoff = 0;
+		}
+	}
+}
+
+/* Reads payload straight into memory, and what follows into staging. */
+static ssize_t read_direct(struct tcp_conn *c)
+{
+	struct tcp_rx *rx = &c->rx;
+	struct iovec iov[SW_MAX_SGE + 1];
+	uint64_t want = rx->left;
+	size_t part, off = rx->iovoff;
+	int i, cnt = 0;
+	ssize_t n;
+
+	for (i = rx->iovidx; i < rx->iovcnt && want; i++) {
+		part = rx->iov[i].iov_len - off;
+		if (part > want)
+			part = (size_t)want;
+		iov[cnt].iov_base = (uint8_t *)rx->iov[i].iov_base + off;
+		iov[cnt].iov_len = part;
+		cnt++;
+		want -= part;
+		off = 0;
+	}
+	rx->pos = 0;
+	rx->end = 0;
+	iov[cnt].iov_base = rx->buf;
+	iov[cnt].iov_len = RX_TAIL < rx->cap ? RX_TAIL : rx->cap;
+	cnt++;
+	do {
+		n = readv(c->poll.fd, iov, cnt);
+	} while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n < 0 ? -errno : 0;
+	part = (uint64_t)n < rx->left ? (size_t)n : (size_t)rx->left;
+	sink_skip(rx, part);
+	rx->left -= part;
+	rx->end = (size_t)n - part;
+	return n;
+}
+
+/* A frame's header came: decides what becomes of it and its payload. */
+static int frame_begin(struct tcp_conn *c, bool *kick)
+{
+	struct tcp_rx *rx = &c->rx;
+	struct tcp_frame *f = &rx->f;
+	struct tcp_qp *qp = tcp_conn_qp(c);
+	struct sw_pipe_pass pass;
+	int ret;
+
+	rx->sink = TCP_SINK_DISCARD;
+	rx->status = 0;
+	if (!c->greeted && f->opcode != TCP_OP_KEEPALIVE) {
+		switch (c->kind) {
+		case TCP_CONN_CM_PASSIVE:
+			ret = f->opcode == TCP_OP_CONNECT;
+			break;
+		case TCP_CONN_CM_ACTIVE:
+			ret = f->opcode == TCP_OP_ACCEPT ||
+			      f->opcode == TCP_OP_REJECT;
+			break;
+		default:
+			ret = f->opcode == TCP_OP_HELLO;
+			break;
+		}
+		if (!ret)
+			return -OPENRDMA_EPROTO;
+	}
+	if ((f->flags & TCP_FLAG_ACK) && f->opcode != TCP_OP_KEEPALIVE) {
+		if (!c->initiator)
+			return -OPENRDMA_EPROTO;
+		if (qp) {
+			sw_pipe_begin(&qp->pipe, &pass);
+			ret = sw_pipe_ack(&qp->pipe, &pass, f->ack);
+			sw_pipe_end(&qp->pipe, &pass);
+			if (ret)
+				return ret;
+			*kick = true;
+		}
+	}
+	switch (f->opcode) {
+	case TCP_OP_SEND:
+	case TCP_OP_SEND_IMM:
+	case TCP_OP_SEND_INV:
+	case TCP_OP_WRITE:
+	case TCP_OP_WRITE_IMM:
+	case TCP_OP_READ:
+	case TCP_OP_CMP_SWAP:
+	case TCP_OP_FETCH_ADD:
+		if (!c->target || !c->greeted)
+			return -OPENRDMA_EPROTO;
+		tcp_rc_request(c, qp, f);
+		*kick = true;
+		return 0;
+	case TCP_OP_ACK:
+	case TCP_OP_NAK:
+	case TCP_OP_READ_RESP:
+	case TCP_OP_ATOMIC_RESP:
+		if (!c->initiator || !c->greeted)
+			return -OPENRDMA_EPROTO;
+		*kick = true;
+		return tcp_rc_answer(c, qp, f);
+	case TCP_OP_CONNECT:
+	case TCP_OP_ACCEPT:
+	case TCP_OP_REJECT:
+	case TCP_OP_RTU:
+	case TCP_OP_DISCONNECT:
+		if (c->kind != TCP_CONN_CM_ACTIVE &&
+		    c->kind != TCP_CONN_CM_PASSIVE)
+			return -OPENRDMA_EPROTO;
+		rx->sink = TCP_SINK_CTL;
+		return 0;
+	case TCP_OP_HELLO:
+		if (c->kind != TCP_CONN_QP_IN && c->kind != TCP_CONN_QP_OUT)
+			return -OPENRDMA_EPROTO;
+		return 0;
+	case TCP_OP_KEEPALIVE:
+		return 0;
+	default:
+		/* datagrams belong to UDP */
+		return -OPENRDMA_EPROTO;
+	}
+}
+
+/* A frame's payload is in (or was discarded). */
+static int frame_end(struct tcp_conn *c)
+{
+	struct tcp_rx *rx = &c->rx;
+	struct tcp_frame *f = &rx->f;
+
+	switch (f->opcode) {
+	case TCP_OP_SEND:
+	case TCP_OP_SEND_IMM:
+	case TCP_OP_SEND_INV:
+	case TCP_OP_WRITE:
+	case TCP_OP_WRITE_IMM:
+		tcp_rc_request_end(c, tcp_conn_qp(c), f);
+		return 0;
+	case TCP_OP_READ_RESP:
+		return tcp_rc_answer_end(c, tcp_conn_qp(c), f);
+	case TCP_OP_CONNECT:
+	case TCP_OP_ACCEPT:
+	case TCP_OP_REJECT:
+	case TCP_OP_RTU:
+	case TCP_OP_DISCONNECT:
+		tcp_cm_frame(c, f, rx->ctl);
+		return 0;
+	case TCP_OP_HELLO:
+		tcp_manual_hello(c, f);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* Reads and handles frames until the socket is empty, the budget is
+ * spent (returns RX_AGAIN then too), or the connection ends. */
+static int rx_loop(struct tcp_conn *c, bool *kick, bool *more)
+{
+	struct tcp_rx *rx = &c->rx;
+	size_t consumed = 0, need;
+	uint64_t take;
+	ssize_t n;
+	int ret;
+
+	for (;;) {
+		if (atomic_load(&c->state) != TCP_CONN_OPEN)
+			return 0;
+		if (consumed > RX_BUDGET) {
+			*more = true;
+			return RX_AGAIN;
+		}
+		if (rx->state == TCP_RX_HDR) {
+			ret = tcp_frame_parse(rx->buf + rx->pos,
+					      rx->end - rx->pos, &rx->f, &need);
+			if (ret < 0) {
+				openrdma_warn("tcp",
+					      "malformed frame from the peer: "
+					      "closing the connection");
+				return ret;
+			}
+			if (!ret) {
+				n = read_staging(c);
+				if (n == 0)
+					return RX_EOF;
+				if (n < 0)
+					return n == -EAGAIN ? RX_AGAIN : (int)n;
+				consumed += (size_t)n;
+				continue;
+			}
+			rx->pos += (size_t)ret;
+			ret = frame_begin(c, kick);
+			if (ret)
+				return ret;
+			if (!rx->f.length) {
+				ret = frame_end(c);
+				if (ret)
+					return ret;
+				continue;
+			}
+			rx->left = rx->f.length;
+			rx->iovidx = 0;
+			rx->iovoff = 0;
+			rx->state = TCP_RX_BODY;
+		}
+		if (rx->pos < rx->end) {
+			take = rx->end - rx->pos;
+			if (take > rx->left)
+				take = rx->left;
+			sink_put(rx, rx->buf + rx->pos, (size_t)take);
+			rx->pos += (size_t)take;
+			rx->left -= take;
+		}
+		if (!rx->left) {
+			rx->state = TCP_RX_HDR;
+			ret = frame_end(c);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (rx->sink == TCP_SINK_MEM && rx->left >= RX_DIRECT_MIN)
+			n = read_direct(c);
+		else
+			n = read_staging(c);
+		if (n == 0)
+			return RX_EOF;
+		if (n < 0)
+			return n == -EAGAIN ? RX_AGAIN : (int)n;
+		consumed += (size_t)n;
+	}
+}
+
+void tcp_rx_ready(struct tcp_conn *c)
+{
+	struct tcp_ctx *tctx = c->ctx;
+	bool kick = false, more = false, pending, due;
+	int ret;
+
+	if (atomic_load(&c->state) != TCP_CONN_OPEN)
+		return;
+	tcp_mem_enter(tctx);
+	/* memory was deregistered since the payload's place was chosen */
+	if (c->rx.state == TCP_RX_BODY && c->rx.sink == TCP_SINK_MEM &&
+	    c->rx.gen != atomic_load(&tctx->mem_gen) &&
+	    !tcp_rc_sink_check(c, tcp_conn_qp(c))) {
+		c->rx.sink = TCP_SINK_DISCARD;
+		c->rx.status = OPENRDMA_WC_LOC_PROT_ERR;
+	}
+	ret = rx_loop(c, &kick, &more);
+	c->rx.gen = atomic_load(&tctx->mem_gen);
+	tcp_mem_leave(tctx);
+	atomic_store(&c->last_rx, tcp_now());
+
+	if (ret == RX_EOF) {
+		/* after DISCONNECT or REJECT the end is expected */
+		tcp_conn_close(c, c->bye ? 0 : -OPENRDMA_ECONNRESET, false);
+		return;
+	}
+	if (ret < 0 && ret != -EAGAIN) {
+		tcp_conn_close(c, ret, true);
+		return;
+	}
+	if (more && !c->on_rx_again) {
+		c->on_rx_again = true;
+		tcp_conn_get(c);
+		DL_APPEND2(tctx->rx_again, c, rx_prev, rx_next);
+	}
+	if (!kick)
+		return;
+	core_lock_acquire(&c->lock);
+	pending = c->ack_pending;
+	due = c->ack_due;
+	core_lock_release(&c->lock);
+	tcp_tx_kick(c);
+	if (pending && !due)
+		tcp_ack_list_add(c);
+}
+
+void tcp_rx_fini(struct tcp_conn *c)
+{
+	struct tcp_rx *rx = &c->rx;
+
+	struct tcp_qp *qp = tcp_conn_qp(c);
+
+	if (rx->placing && qp)
+		sw_place_end(&qp->sw, &rx->place, OPENRDMA_WC_WR_FLUSH_ERR);
+	rx->placing = false;
+}

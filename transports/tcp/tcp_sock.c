@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/* Sockets: creation, options, listening, and address conversions. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openrdma/log.h>
+
+#include "transports/tcp/tcp.h"
+
+uint64_t tcp_now(void)
+{
+	return sw_now_ns();
+}
+
+int tcp_sock_open(struct tcp_ctx *tctx, int family, int type, int *fd_out)
+{
+	int fd;
+
+	fd = socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	*fd_out = fd;
+	return 0;
+}
+
+void tcp_sock_tune(struct tcp_ctx *tctx, int fd)
+{
+	const struct tcp_params *prm = &tctx->prm;
+	int one = 1;
+	unsigned int ms = prm->keepalive_ms;
+
+	if (prm->nodelay)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (prm->sndbuf)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &prm->sndbuf,
+			   sizeof(prm->sndbuf));
+	if (prm->rcvbuf)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &prm->rcvbuf,
+			   sizeof(prm->rcvbuf));
+	/* data the peer does not acknowledge for as long as a silent peer
+	 * may last ends the connection as well */
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+}
+
+int tcp_sock_listen(struct tcp_ctx *tctx, const struct sockaddr *addr,
+		    int backlog, int *fd_out)
+{
+	struct sockaddr_in any4 = { .sin_family = AF_INET };
+	const struct sockaddr *sa = addr;
+	int fd = -1, ret, one = 1, zero = 0;
+
+	ret = tcp_sock_open(tctx, sa->sa_family, SOCK_STREAM, &fd);
+	if (ret == -EAFNOSUPPORT && sa->sa_family == AF_INET6 &&
+	    sw_addr_is_any(sa)) {
+		/* a host without IPv6: every IPv4 address instead */
+		any4.sin_port = htons(sw_addr_port(sa));
+		sa = (const struct sockaddr *)&any4;
+		ret = tcp_sock_open(tctx, AF_INET, SOCK_STREAM, &fd);
+	}
+	if (ret)
+		return ret;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* the IPv6 wildcard takes IPv4 peers too */
+	if (sa->sa_family == AF_INET6 && sw_addr_is_any(sa))
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, sa, sw_addr_len(sa)) || listen(fd, backlog)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+void tcp_addr_normalize(struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+
+	if (ss->ss_family != AF_INET6 ||
+	    !IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr))
+		return;
+	sin.sin_port = sin6->sin6_port;
+	memcpy(&sin.sin_addr, &sin6->sin6_addr.s6_addr[12], 4);
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, &sin, sizeof(sin));
+}
+
+int tcp_addr_for_family(const struct sockaddr *sa, int family,
+			struct sockaddr_storage *out, socklen_t *len_out)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)out;
+
+	memset(out, 0, sizeof(*out));
+	if (sa->sa_family == family) {
+		memcpy(out, sa, sw_addr_len(sa));
+		*len_out = sw_addr_len(sa);
+		return 0;
+	}
+	if (family == AF_INET6 && sa->sa_family == AF_INET) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = sin->sin_port;
+		sin6->sin6_addr.s6_addr[10] = 0xff;
+		sin6->sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&sin6->sin6_addr.s6_addr[12], &sin->sin_addr, 4);
+		*len_out = sizeof(*sin6);
+		return 0;
+	}
+	if (family == AF_INET && sa->sa_family == AF_INET6) {
+		memcpy(out, sa, sizeof(struct sockaddr_in6));
+		tcp_addr_normalize(out);
+		if (out->ss_family == AF_INET) {
+			*len_out = sizeof(struct sockaddr_in);
+			return 0;
+		}
+	}
+	return -OPENRDMA_EADDRNOTAVAIL;
+}

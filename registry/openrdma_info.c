@@ -24,12 +24,14 @@
 enum {
 	EXIT_USAGE = 2,
 	OPT_VERSION = 256,
+	OPT_DAT_CONF,
 };
 
 struct options {
 	bool verbose;
 	bool params;
 	bool json;
+	bool dat_conf;
 	const char *device;
 };
 
@@ -41,6 +43,8 @@ static const char *const usage_text =
 	"  -d, --device NAME   show interface NAME only, with its attributes\n"
 	"  -p, --params        list every parameter: value, source, variable, help\n"
 	"  -j, --json          print JSON\n"
+	"      --dat-conf      print a dat.conf line for each interface, for\n"
+	"                      DAT programs (see dat_registry(3))\n"
 	"  -h, --help          print this help and exit\n"
 	"      --version       print the version and exit\n";
 
@@ -457,6 +461,7 @@ static int parse_args(int argc, char **argv, struct options *opts)
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "dat-conf", no_argument, NULL, OPT_DAT_CONF },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -481,6 +486,9 @@ static int parse_args(int argc, char **argv, struct options *opts)
 		case OPT_VERSION:
 			printf("openrdma-info %s\n", openrdma_version());
 			exit(EXIT_SUCCESS);
+		case OPT_DAT_CONF:
+			opts->dat_conf = true;
+			break;
 		default:
 			fputs(usage_text, stderr);
 			return -1;
@@ -543,6 +551,33 @@ static int listing(struct info_out *o, bool verbose)
 	return EXIT_SUCCESS;
 }
 
+/*
+ * --dat-conf: the dat.conf entry of every interface, in the grammar of
+ * dat.conf(5), for DAPL's libdat2 (DAT_OVERRIDE or /etc/dat.conf) or
+ * OpenRDMA's.  The IA name is ofa-openrdma-<interface>; the provider
+ * library finds the interface from the instance data.
+ */
+static int dat_conf_out(void)
+{
+	struct openrdma_device **list;
+	int i, num, ret;
+
+	ret = openrdma_device_list_get(&list, &num);
+	if (ret) {
+		fprintf(stderr, "openrdma-info: cannot list interfaces: %s\n",
+			openrdma_strerror(ret));
+		return EXIT_FAILURE;
+	}
+	printf("# DAT 2.0 entries for OpenRDMA's interfaces "
+	       "(openrdma-info --dat-conf)\n");
+	for (i = 0; i < num; i++)
+		printf("ofa-openrdma-%s u2.0 nonthreadsafe default "
+		       "libopenrdma-dat.so.2 dapl.2.0 \"%s 0\" \"\"\n",
+		       list[i]->name, list[i]->name);
+	openrdma_device_list_free(list);
+	return EXIT_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
 	struct options opts = { 0 };
@@ -551,6 +586,8 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &opts))
 		return EXIT_USAGE;
+	if (opts.dat_conf)
+		return dat_conf_out();
 
 	info_out_init(&o, stdout, opts.json);
 	info_out_open(&o, NULL, '{');

@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/*
+ * IA, registry and any-handle calls: open, query, close (graceful and
+ * abrupt), the registry's explanations and subtypes, consumer contexts,
+ * handle types, error strings.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/dat/test_api_common.h"
+
+Test(dat_ia, open_query_close)
+{
+	struct t_ia t;
+	DAT_EVD_HANDLE async = NULL;
+	DAT_IA_ATTR attr;
+	DAT_PROVIDER_ATTR pattr;
+	int i;
+	bool read_attr = false;
+
+	t_ia_open(&t);
+	cr_assert_str_eq(t.attr.adapter_name, t_iface());
+	cr_assert_not_null(t.attr.ia_address_ptr);
+	cr_assert(t.attr.ia_address_ptr->sa_family == AF_INET ||
+		  t.attr.ia_address_ptr->sa_family == AF_INET6);
+	cr_assert_gt(t.attr.max_eps, 0);
+	cr_assert_gt(t.attr.max_evd_qlen, 0);
+	cr_assert_gt(t.attr.max_iov_segments_per_dto, 0);
+	cr_assert_eq(t.attr.extension_supported, DAT_EXTENSION_IB);
+	cr_assert_eq(t.attr.extension_version, DAT_IB_EXTENSION_VERSION);
+	cr_assert_str_eq(t.pattr.provider_name, "OpenRDMA");
+	cr_assert_eq(t.pattr.dapl_version_major, 2);
+	cr_assert_eq(t.pattr.dapl_version_minor, 0);
+	cr_assert_eq(t.pattr.is_thread_safe, DAT_FALSE);
+	cr_assert_gt(t.pattr.max_private_data_size, 0);
+	for (i = 0; i < t.pattr.num_provider_specific_attr; i++)
+		if (!strcmp(t.pattr.provider_specific_attr[i].name,
+			    "DAT_IB_RDMA_READ"))
+			read_attr =
+				!strcmp(t.pattr.provider_specific_attr[i].value,
+					"TRUE");
+	cr_assert(read_attr, "DAT_IB_RDMA_READ is not TRUE");
+
+	/* the async EVD comes back from the query; masks of 0 need no struct */
+	T_OK(dat_ia_query(t.ia, &async, 0, NULL, 0, NULL));
+	cr_assert_eq(async, t.async);
+	T_ERR(dat_ia_query(t.ia, NULL, DAT_IA_FIELD_ALL, NULL, 0, NULL),
+	      DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+	T_ERR(dat_ia_query(t.ia, NULL, 0, NULL, DAT_PROVIDER_FIELD_ALL, NULL),
+	      DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	T_OK(dat_ia_query(t.ia, NULL, DAT_IA_FIELD_IA_ADDRESS_PTR, &attr,
+			  DAT_PROVIDER_FIELD_PROVIDER_NAME, &pattr));
+	/* the async EVD belongs to the IA */
+	T_ERR(dat_evd_free(t.async), DAT_INVALID_STATE,
+	      DAT_INVALID_STATE_EVD_IN_USE);
+	t_ia_close(&t);
+	T_ERR(dat_ia_close(t.ia, DAT_CLOSE_ABRUPT_FLAG), DAT_INVALID_HANDLE,
+	      DAT_INVALID_HANDLE_IA);
+}
+
+Test(dat_ia, open_errors)
+{
+	char unknown[] = "ofa-openrdma-no-such-interface0";
+	char nobody[] = "no-such-ia-name";
+	char longname[300];
+	DAT_EVD_HANDLE async = NULL;
+	DAT_IA_HANDLE ia;
+
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	T_ERR(dat_ia_open(NULL, 8, &async, &ia), DAT_INVALID_PARAMETER,
+	      DAT_INVALID_ARG1);
+	T_ERR(dat_ia_open(longname, 8, &async, &ia), DAT_INVALID_PARAMETER,
+	      DAT_INVALID_ARG1);
+	T_ERR(dat_ia_open(t_ia_name(), 8, &async, NULL), DAT_INVALID_HANDLE,
+	      DAT_INVALID_HANDLE_IA);
+	T_ERR(dat_ia_open(nobody, 8, &async, &ia), DAT_PROVIDER_NOT_FOUND,
+	      DAT_NAME_NOT_REGISTERED);
+	/* the provider is found, the interface is not */
+	T_ERR(dat_ia_open(unknown, 8, &async, &ia), DAT_INVALID_ADDRESS, -1);
+	T_ERR(dat_ia_open(t_ia_name(), 0, &async, &ia), DAT_INVALID_PARAMETER,
+	      DAT_INVALID_ARG2);
+	async = (DAT_EVD_HANDLE)0x1234;
+	T_ERR(dat_ia_open(t_ia_name(), 8, &async, &ia), DAT_INVALID_HANDLE,
+	      DAT_INVALID_HANDLE_EVD_ASYNC);
+	/* OpenRDMA's provider is DAT 2.0 only */
+	async = NULL;
+	T_ERR(dat_ia_openv(t_ia_name(), 8, &async, &ia, 1, 2, DAT_FALSE),
+	      DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
+}
+
+/* A dat.conf of the test's own, read on the registry's first use. */
+static void conf_use(const char *text)
+{
+	char path[] = "/tmp/openrdma-dat-conf-XXXXXX";
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	setenv("DAT_OVERRIDE", path, 1);
+}
+
+Test(dat_ia, registry_explains_each_line)
+{
+	char name[] = "dat-test-ia";
+	char conf[1024];
+	DAT_EVD_HANDLE async = NULL;
+	DAT_IA_HANDLE ia;
+
+	snprintf(conf, sizeof(conf),
+		 "# a comment line\n"
+		 "dat-test-ia u1.2 nonthreadsafe default %s "
+		 "dapl.2.0 \"%s 0\" \"\"\n"
+		 "dat-test-ia u2.1 nonthreadsafe default %s "
+		 "dapl.2.0 \"%s 0\" \"\"\n",
+		 T_PROVIDER_LIB, t_iface(), T_PROVIDER_LIB, t_iface());
+	conf_use(conf);
+	T_ERR(dat_ia_open(name, 8, &async, &ia), DAT_PROVIDER_NOT_FOUND,
+	      DAT_MINOR_NOT_FOUND);
+}
+
+Test(dat_ia, registry_thread_safety_key)
+{
+	char name[] = "dat-test-ia";
+	char conf[512];
+	DAT_EVD_HANDLE async = NULL;
+	DAT_IA_HANDLE ia;
+
+	snprintf(conf, sizeof(conf),
+		 "dat-test-ia u2.0 threadsafe default %s "
+		 "dapl.2.0 \"%s 0\" \"\"\n",
+		 T_PROVIDER_LIB, t_iface());
+	conf_use(conf);
+	T_ERR(dat_ia_open(name, 8, &async, &ia), DAT_PROVIDER_NOT_FOUND,
+	      DAT_THREAD_SAFETY_NOT_FOUND);
+	/* asking for a thread-safe provider finds it */
+	async = NULL;
+	T_OK(dat_ia_openv(name, 8, &async, &ia, 2, 0, DAT_TRUE));
+	T_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+Test(dat_ia, registry_major_missing_library_nondefault)
+{
+	char name[] = "dat-test-ia";
+	char conf[1024];
+	DAT_EVD_HANDLE async = NULL;
+	DAT_IA_HANDLE ia;
+
+	snprintf(conf, sizeof(conf),
+		 "dat-test-ia u1.2 nonthreadsafe default x.so dapl.2.0 \"\" "
+		 "\"\"\n"
+		 "dat-test-ia u2.0 nonthreadsafe nondefault "
+		 "%s dapl.2.0 \"%s 0\" \"\"\n"
+		 "dat-test-ia u2.0 nonthreadsafe default libmissing-dat.so.2 "
+		 "dapl.2.0 \"%s 0\"\n",
+		 T_PROVIDER_LIB, t_iface(), t_iface());
+	conf_use(conf);
+	T_ERR(dat_ia_open(name, 8, &async, &ia), DAT_PROVIDER_NOT_FOUND,
+	      DAT_MAJOR_NOT_FOUND);
+}
+
+Test(dat_ia, registry_conf_line_opens)
+{
+	char name[] = "dat-test-ia";
+	char conf[512];
+	DAT_PROVIDER_INFO info[4], *list[4];
+	DAT_EVD_HANDLE async = NULL;
+	DAT_IA_HANDLE ia;
+	DAT_COUNT n;
+	int i;
+
+	snprintf(conf, sizeof(conf),
+		 "dat-test-ia u2.0 nonthreadsafe default %s "
+		 "dapl.2.0 \"%s 0\" \"\"\n"
+		 "dat-other u2.0 nonthreadsafe default %s "
+		 "dapl.2.0 \"%s 0\" \"\"\n",
+		 T_PROVIDER_LIB, t_iface(), T_PROVIDER_LIB, t_iface());
+	conf_use(conf);
+	for (i = 0; i < 4; i++)
+		list[i] = &info[i];
+	T_ERR(dat_registry_list_providers(0, &n, list), DAT_INVALID_PARAMETER,
+	      DAT_INVALID_ARG1);
+	cr_assert_eq(n, 2);
+	T_ERR(dat_registry_list_providers(4, NULL, list), DAT_INVALID_PARAMETER,
+	      DAT_INVALID_ARG2);
+	T_ERR(dat_registry_list_providers(4, &n, NULL), DAT_INVALID_PARAMETER,
+	      DAT_INVALID_ARG3);
+	T_OK(dat_registry_list_providers(4, &n, list));
+	cr_assert_eq(n, 2);
+	cr_assert_str_eq(info[0].ia_name, "dat-test-ia");
+	cr_assert_eq(info[0].dapl_version_major, 2);
+	cr_assert_str_eq(info[1].ia_name, "dat-other");
+	T_OK(dat_registry_list_providers(1, &n, list));
+	cr_assert_eq(n, 1);
+
+	T_OK(dat_ia_open(name, 8, &async, &ia));
+	T_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+Test(dat_ia, providers_related)
+{
+	char a[] = "ofa-openrdma-self0", b[] = "ofa-openrdma-self1";
+	char none[] = "no-such-ia";
+	DAT_HA_RELATIONSHIP rel;
+
+	T_OK(dat_registry_providers_related(a, a, &rel));
+	cr_assert_eq(rel, DAT_HA_TRUE);
+	T_OK(dat_registry_providers_related(a, b, &rel));
+	cr_assert_eq(rel, DAT_HA_FALSE);
+	T_ERR(dat_registry_providers_related(a, none, &rel),
+	      DAT_PROVIDER_NOT_FOUND, -1);
+	T_ERR(dat_registry_providers_related(NULL, a, &rel),
+	      DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
+	T_ERR(dat_registry_providers_related(a, a, NULL), DAT_INVALID_PARAMETER,
+	      DAT_INVALID_ARG3);
+}
+
+Test(dat_ia, async_exists_then_created)
+{
+	DAT_EVD_HANDLE async = DAT_EVD_ASYNC_EXISTS, evd, evd2, q = NULL;
+	DAT_IA_HANDLE ia;
+
+	T_OK(dat_ia_open(t_ia_name(), 8, &async, &ia));
+	cr_assert_eq(async, DAT_EVD_ASYNC_EXISTS);
+	T_OK(dat_ia_query(ia, &q, 0, NULL, 0, NULL));
+	cr_assert_null(q);
+	T_OK(dat_evd_create(ia, 8, NULL, DAT_EVD_ASYNC_FLAG, &evd));
+	T_OK(dat_ia_query(ia, &q, 0, NULL, 0, NULL));
+	cr_assert_eq(q, evd);
+	/* one async EVD per IA */
+	T_ERR(dat_evd_create(ia, 8, NULL, DAT_EVD_DEFAULT_FLAG, &evd2),
+	      DAT_INVALID_STATE, DAT_INVALID_STATE_EVD_ASYNC);
+	/* the consumer's async EVD is the consumer's to free */
+	T_OK(dat_evd_free(evd));
+	T_OK(dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG));
+}
+
+Test(dat_ia, close_graceful_and_abrupt)
+{
+	DAT_EVD_HANDLE evd;
+	DAT_EP_HANDLE ep;
+	DAT_CNO_HANDLE cno;
+	struct t_mem m;
+	struct t_ia t;
+
+	t_ia_open(&t);
+	T_ERR(dat_ia_close(t.ia, (DAT_CLOSE_FLAGS)7), DAT_INVALID_PARAMETER,
+	      DAT_INVALID_ARG2);
+	T_OK(dat_cno_create(t.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
+	T_OK(dat_evd_create(t.ia, 8, cno,
+			    DAT_EVD_DEFAULT_FLAG & ~DAT_EVD_ASYNC_FLAG, &evd));
+	T_OK(dat_ep_create(t.ia, t.pz, evd, evd, evd, NULL, &ep));
+	t_mem_make(&t, &m, 4096);
+	T_ERR(dat_ia_close(t.ia, DAT_CLOSE_GRACEFUL_FLAG), DAT_INVALID_STATE,
+	      DAT_INVALID_STATE_IA_IN_USE);
+	/* everything goes, users before what they use */
+	T_OK(dat_ia_close(t.ia, DAT_CLOSE_ABRUPT_FLAG));
+	free(m.buf);
+	/* the index is free again */
+	T_ERR(dat_ia_query(t.ia, NULL, 0, NULL, 0, NULL), DAT_INVALID_HANDLE,
+	      DAT_INVALID_HANDLE_IA);
+}
+
+Test(dat_ia, two_ias_and_ha_related)
+{
+	DAT_EVD_HANDLE a1 = NULL, a2 = NULL;
+	DAT_IA_HANDLE ia1, ia2;
+
+	T_OK(dat_ia_open(t_ia_name(), 8, &a1, &ia1));
+	T_OK(dat_ia_open(t_ia_name(), 8, &a2, &ia2));
+	cr_assert_neq(ia1, ia2);
+	cr_assert_neq(a1, a2);
+	T_OK(dat_ia_close(ia1, DAT_CLOSE_ABRUPT_FLAG));
+	T_OK(dat_ia_close(ia2, DAT_CLOSE_ABRUPT_FLAG));
+}
+
+Test(dat_ia, consumer_context_and_handle_type)
+{
+	DAT_HANDLE_TYPE type;
+	DAT_CONTEXT ctx, got;
+	struct t_pair p;
+	DAT_CNO_HANDLE cno;
+	DAT_SRQ_ATTR sattr = { 4, 1, 0 };
+	DAT_SRQ_HANDLE srq;
+	DAT_RMR_HANDLE rmr;
+	struct {
+		DAT_HANDLE h;
+		DAT_HANDLE_TYPE type;
+	} all[12];
+	int i, n = 0;
+
+	t_pair_setup(&p, NULL);
+	T_OK(dat_cno_create(p.t.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
+	T_OK(dat_srq_create(p.t.ia, p.t.pz, &sattr, &srq));
+	T_OK(dat_rmr_create(p.t.pz, &rmr));
+	all[n].h = p.t.ia, all[n++].type = DAT_HANDLE_TYPE_IA;
+	all[n].h = p.t.pz, all[n++].type = DAT_HANDLE_TYPE_PZ;
+	all[n].h = p.mem[0].lmr, all[n++].type = DAT_HANDLE_TYPE_LMR;
+	all[n].h = rmr, all[n++].type = DAT_HANDLE_TYPE_RMR;
+	all[n].h = p.req[0], all[n++].type = DAT_HANDLE_TYPE_EVD;
+	all[n].h = cno, all[n++].type = DAT_HANDLE_TYPE_CNO;
+	all[n].h = p.ep[0], all[n++].type = DAT_HANDLE_TYPE_EP;
+	all[n].h = srq, all[n++].type = DAT_HANDLE_TYPE_SRQ;
+	all[n].h = p.psp, all[n++].type = DAT_HANDLE_TYPE_PSP;
+	for (i = 0; i < n; i++) {
+		T_OK(dat_get_handle_type(all[i].h, &type));
+		cr_assert_eq(type, all[i].type, "handle %d: type %d", i, type);
+		ctx.as_64 = 0x1000 + (uint64_t)i;
+		T_OK(dat_set_consumer_context(all[i].h, ctx));
+		T_OK(dat_get_consumer_context(all[i].h, &got));
+		cr_assert_eq(got.as_64, ctx.as_64);
+	}
+	T_ERR(dat_get_handle_type(NULL, &type), DAT_INVALID_HANDLE, -1);
+	T_ERR(dat_get_handle_type(p.ep[0], NULL), DAT_INVALID_PARAMETER,
+	      DAT_INVALID_ARG2);
+	T_ERR(dat_get_consumer_context(p.ep[0], NULL), DAT_INVALID_PARAMETER,
+	      DAT_INVALID_ARG2);
+	T_ERR(dat_set_consumer_context(NULL, ctx), DAT_INVALID_HANDLE, -1);
+	T_OK(dat_rmr_free(rmr));
+	T_OK(dat_srq_free(srq));
+	T_OK(dat_cno_free(cno));
+	t_pair_teardown(&p);
+}
+
+Test(dat_ia, strerror_names)
+{
+	const char *major = NULL, *minor = NULL;
+
+	T_OK(dat_strerror(DAT_CLASS_ERROR | DAT_PROVIDER_NOT_FOUND |
+				  DAT_NAME_NOT_REGISTERED,
+			  &major, &minor));
+	cr_assert_str_eq(major, "DAT_PROVIDER_NOT_FOUND");
+	cr_assert_str_eq(minor, "DAT_NAME_NOT_REGISTERED");
+	/* the bare type reads the same */
+	T_OK(dat_strerror(DAT_QUEUE_EMPTY, &major, &minor));
+	cr_assert_str_eq(major, "DAT_QUEUE_EMPTY");
+	cr_assert_str_eq(minor, "");
+	T_OK(dat_strerror(DAT_SUCCESS, &major, NULL));
+	cr_assert_str_eq(major, "DAT_SUCCESS");
+	T_OK(dat_strerror(DAT_NOT_IMPLEMENTED, &major, &minor));
+	cr_assert_str_eq(major, "DAT_NOT_IMPLEMENTED");
+	T_ERR(dat_strerror(0x3ffe0000, &major, &minor), DAT_INVALID_PARAMETER,
+	      -1);
+	cr_assert_str_eq(major, "unknown error");
+}
+
+Test(dat_ia, ia_index_is_no_other_handle)
+{
+	struct t_ia t;
+	DAT_PZ_PARAM param;
+
+	t_ia_open(&t);
+	/* DAPL's libdat2 dereferences the index here; this registry refuses */
+	T_ERR(dat_pz_query((DAT_PZ_HANDLE)t.ia, DAT_PZ_FIELD_ALL, &param),
+	      DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+	/* the provider's own IA pointer, from a query, works as an IA */
+	T_OK(dat_pz_query(t.pz, DAT_PZ_FIELD_ALL, &param));
+	T_OK(dat_ia_query(param.ia_handle, NULL, 0, NULL, 0, NULL));
+	t_ia_close(&t);
+}

@@ -61,6 +61,7 @@ struct demo_peer {
 	struct openrdma_mr *mr;
 	char *buf; /* [0, size): RDMA target; [size, 2 size): messages */
 	struct demo_buf_info remote;
+	int ready_fd; /* -l: the server writes a byte once it listens */
 	int status;
 };
 
@@ -102,14 +103,6 @@ static int demo_poll(struct demo_peer *p, struct openrdma_wc *wc)
 		return -OPENRDMA_EIO;
 	}
 	return 0;
-}
-
-static void demo_cq_drain(struct demo_peer *p)
-{
-	struct openrdma_wc wc;
-
-	while (openrdma_cq_poll(p->cq, 1, &wc) > 0)
-		;
 }
 
 static int demo_post_recv(struct demo_peer *p)
@@ -189,10 +182,42 @@ static int demo_qp_init(struct demo_peer *p)
 	return ret ? fail("qp_modify", ret) : 0;
 }
 
+/* A CQ and an RC QP in INIT: a failed connect attempt replaces both. */
+static int demo_qp_open(struct demo_peer *p)
+{
+	struct openrdma_qp_init_attr qia = { 0 };
+	int ret;
+
+	ret = openrdma_cq_create(p->ctx, 2 * DEMO_WINDOW + 4, NULL, NULL, 0,
+				 &p->cq);
+	if (ret)
+		return fail("cq_create", ret);
+	qia.send_cq = p->cq;
+	qia.recv_cq = p->cq;
+	qia.qp_type = OPENRDMA_QPT_RC;
+	qia.cap.max_send_wr = DEMO_WINDOW + 2;
+	qia.cap.max_recv_wr = 4;
+	qia.cap.max_send_sge = 1;
+	qia.cap.max_recv_sge = 1;
+	ret = openrdma_qp_create(p->pd, &qia, &p->qp);
+	if (ret)
+		return fail("qp_create", ret);
+	return demo_qp_init(p);
+}
+
+static void demo_qp_close(struct demo_peer *p)
+{
+	if (p->qp)
+		openrdma_qp_destroy(p->qp);
+	if (p->cq)
+		openrdma_cq_destroy(p->cq);
+	p->qp = NULL;
+	p->cq = NULL;
+}
+
 static int demo_resources(struct demo_peer *p)
 {
 	struct openrdma_device *dev;
-	struct openrdma_qp_init_attr qia = { 0 };
 	const char *name = p->opts->dev_name;
 	int ret;
 
@@ -209,10 +234,6 @@ static int demo_resources(struct demo_peer *p)
 	ret = openrdma_pd_alloc(p->ctx, &p->pd);
 	if (ret)
 		return fail("pd_alloc", ret);
-	ret = openrdma_cq_create(p->ctx, 2 * DEMO_WINDOW + 4, NULL, NULL, 0,
-				 &p->cq);
-	if (ret)
-		return fail("cq_create", ret);
 	p->buf = aligned_alloc(4096, (2 * p->opts->size + 4095) & ~4095ul);
 	if (!p->buf)
 		return fail("buffer", -OPENRDMA_ENOMEM);
@@ -224,17 +245,7 @@ static int demo_resources(struct demo_peer *p)
 			      &p->mr);
 	if (ret)
 		return fail("mr_reg", ret);
-	qia.send_cq = p->cq;
-	qia.recv_cq = p->cq;
-	qia.qp_type = OPENRDMA_QPT_RC;
-	qia.cap.max_send_wr = DEMO_WINDOW + 2;
-	qia.cap.max_recv_wr = 4;
-	qia.cap.max_send_sge = 1;
-	qia.cap.max_recv_sge = 1;
-	ret = openrdma_qp_create(p->pd, &qia, &p->qp);
-	if (ret)
-		return fail("qp_create", ret);
-	ret = demo_qp_init(p);
+	ret = demo_qp_open(p);
 	if (ret)
 		return ret;
 	ret = openrdma_cm_channel_create(p->ctx, &p->ch);
@@ -291,7 +302,6 @@ static int demo_addr(struct demo_peer *p, const char *host,
 static int demo_client_connect(struct demo_peer *p, const struct sockaddr *dst,
 			       const struct openrdma_conn_param *param)
 {
-	struct openrdma_qp_attr attr = { .qp_state = OPENRDMA_QPS_RESET };
 	enum openrdma_cm_event_type type;
 	struct openrdma_cm_event *ev;
 	double deadline = now_us() + DEMO_TIMEOUT_S * 1e6;
@@ -319,11 +329,9 @@ static int demo_client_connect(struct demo_peer *p, const struct sockaddr *dst,
 				openrdma_cm_event_str(type));
 			return -OPENRDMA_ETIMEDOUT;
 		}
-		ret = openrdma_qp_modify(p->qp, &attr, OPENRDMA_QP_STATE);
-		if (ret)
-			return fail("qp_modify", ret);
-		demo_cq_drain(p); /* the receive flushed by the failure */
-		ret = demo_qp_init(p);
+		/* a fresh QP and CQ: the failure flushed the old ones */
+		demo_qp_close(p);
+		ret = demo_qp_open(p);
 		if (ret)
 			return ret;
 		ret = demo_post_recv(p);
@@ -341,6 +349,7 @@ static int demo_connect(struct demo_peer *p)
 	struct openrdma_conn_param param = { 0 };
 	struct demo_buf_info mine;
 	struct sockaddr_storage ss;
+	char byte;
 	struct openrdma_cm_event *ev;
 	int ret;
 
@@ -367,6 +376,8 @@ static int demo_connect(struct demo_peer *p)
 					 1);
 		if (ret)
 			return fail("cm_listen", ret);
+		if (p->ready_fd >= 0 && write(p->ready_fd, "", 1) != 1)
+			return fail("ready", -OPENRDMA_EIO);
 		ret = demo_cm_wait(p, OPENRDMA_CM_EVENT_CONNECT_REQUEST, &ev);
 		if (ret)
 			return ret;
@@ -380,6 +391,8 @@ static int demo_connect(struct demo_peer *p)
 		ret = demo_addr(p, p->opts->server, &ss);
 		if (ret)
 			return ret;
+		if (p->ready_fd >= 0 && read(p->ready_fd, &byte, 1) != 1)
+			return fail("server not ready", -OPENRDMA_EIO);
 		ret = demo_client_connect(p, (struct sockaddr *)&ss, &param);
 		if (ret)
 			return ret;
@@ -513,15 +526,20 @@ static int demo_write_bw(struct demo_peer *p, double *gbps)
 	return demo_poll(p, &wc);
 }
 
-/* The client reads the server's buffer back: it must hold the writes. */
+/*
+ * The client reads the server's buffer back: it must hold the writes.
+ * Then it tells the server it is done, so the server does not disconnect
+ * while the read is still under way.
+ */
 static int demo_read_check(struct demo_peer *p)
 {
 	struct openrdma_wc wc;
+	unsigned int sends_done = 0;
 	size_t i;
 	int ret;
 
 	if (p->is_server)
-		return 0;
+		return demo_wait_recv(p, &sends_done);
 	memset(p->buf, 0, p->opts->size);
 	ret = demo_post(p, OPENRDMA_WR_RDMA_READ, 5, 0, (uint32_t)p->opts->size,
 			true);
@@ -538,7 +556,10 @@ static int demo_read_check(struct demo_peer *p)
 			return -OPENRDMA_EIO;
 		}
 	}
-	return 0;
+	ret = demo_post(p, OPENRDMA_WR_SEND, 6, p->opts->size, 0, true);
+	if (ret)
+		return fail("post_send", ret);
+	return demo_wait_sends(p, &sends_done, 1);
 }
 
 static void demo_teardown(struct demo_peer *p)
@@ -552,14 +573,11 @@ static void demo_teardown(struct demo_peer *p)
 		openrdma_cm_id_destroy(p->id);
 	if (p->listen_id)
 		openrdma_cm_id_destroy(p->listen_id);
-	if (p->qp)
-		openrdma_qp_destroy(p->qp);
+	demo_qp_close(p);
 	if (p->ch)
 		openrdma_cm_channel_destroy(p->ch);
 	if (p->mr)
 		openrdma_mr_dereg(p->mr);
-	if (p->cq)
-		openrdma_cq_destroy(p->cq);
 	if (p->pd)
 		openrdma_pd_dealloc(p->pd);
 	if (p->ctx)
@@ -591,6 +609,10 @@ static void *demo_run(void *arg)
 		       DEMO_WINDOW);
 		printf("read check     ok\n");
 	}
+	/* a server that failed before it listened must not leave the
+	 * client waiting */
+	if (p->is_server && p->ready_fd >= 0)
+		close(p->ready_fd);
 	demo_teardown(p);
 	return NULL;
 }
@@ -622,8 +644,15 @@ static int demo_local(struct demo_opts *opts, struct demo_peer *server,
 		      struct demo_peer *client)
 {
 	pthread_t thr;
+	int ready[2];
 	pid_t pid;
 	int wstatus;
+
+	/* the client connects once the server listens */
+	if (pipe(ready))
+		return 1;
+	server->ready_fd = ready[1];
+	client->ready_fd = ready[0];
 
 	if (demo_cross_process(opts)) {
 		printf("demo: server and client in two processes\n");
@@ -632,9 +661,11 @@ static int demo_local(struct demo_opts *opts, struct demo_peer *server,
 		if (pid < 0)
 			return 1;
 		if (pid == 0) {
+			close(ready[0]);
 			demo_run(server);
 			_exit(server->status ? 1 : 0);
 		}
+		close(ready[1]);
 		demo_run(client);
 		if (waitpid(pid, &wstatus, 0) < 0 || !WIFEXITED(wstatus) ||
 		    WEXITSTATUS(wstatus))
@@ -660,8 +691,12 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	struct demo_opts opts = { .port = 18515, .iters = 1000, .size = 4096 };
-	struct demo_peer server = { .is_server = true, .opts = &opts };
-	struct demo_peer client = { .is_server = false, .opts = &opts };
+	struct demo_peer server = { .is_server = true,
+				    .opts = &opts,
+				    .ready_fd = -1 };
+	struct demo_peer client = { .is_server = false,
+				    .opts = &opts,
+				    .ready_fd = -1 };
 	bool loopback = false;
 	int c;
 

@@ -56,8 +56,7 @@ void cr_shim_fail(const char *file, int line, bool fatal, const char *expr,
 {
 	va_list ap;
 
-	fprintf(stderr, "[----] %s:%d: Assertion failed: %s", file, line,
-		expr);
+	fprintf(stderr, "[----] %s:%d: Assertion failed: %s", file, line, expr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

@@ -54,58 +54,60 @@ void cr_shim_log(const char *fmt, ...);
 
 #define CR_SHIM_CAT_(a, b) a##b
 #define CR_SHIM_CAT(a, b) CR_SHIM_CAT_(a, b)
+/* A test's function: prefixed, so it cannot clash with the code tested. */
+#define CR_SHIM_FN_(suite, name) \
+	CR_SHIM_CAT(cr_shim_fn_, CR_SHIM_CAT(suite, CR_SHIM_CAT(_, name)))
 
 /* Every macro is variadic only, so ISO C99 accepts calls without options. */
 #define Test(...) CR_SHIM_TEST_(__VA_ARGS__, .cr_shim_sentinel_ = 0)
-#define CR_SHIM_TEST_(suite, name, ...)                                     \
-	static void CR_SHIM_CAT(suite, CR_SHIM_CAT(_, name))(void);         \
-	static struct cr_shim_test CR_SHIM_CAT(cr_shim_t_, CR_SHIM_CAT(suite, \
-		CR_SHIM_CAT(_, name))) = {                                  \
-		#suite, #name, CR_SHIM_CAT(suite, CR_SHIM_CAT(_, name)),    \
-		{ __VA_ARGS__ }, NULL                                       \
-	};                                                                  \
-	__attribute__((constructor)) static void CR_SHIM_CAT(               \
-		cr_shim_r_, CR_SHIM_CAT(suite, CR_SHIM_CAT(_, name)))(void) \
-	{                                                                   \
-		cr_shim_register(&CR_SHIM_CAT(cr_shim_t_,                   \
-			CR_SHIM_CAT(suite, CR_SHIM_CAT(_, name))));         \
-	}                                                                   \
-	static void CR_SHIM_CAT(suite, CR_SHIM_CAT(_, name))(void)
+#define CR_SHIM_TEST_(suite, name, ...)                                        \
+	static void CR_SHIM_FN_(suite, name)(void);                            \
+	static struct cr_shim_test CR_SHIM_CAT(                                \
+		cr_shim_t_, CR_SHIM_CAT(suite, CR_SHIM_CAT(_, name))) = {      \
+		#suite, #name, CR_SHIM_FN_(suite, name), { __VA_ARGS__ }, NULL \
+	};                                                                     \
+	__attribute__((constructor)) static void CR_SHIM_CAT(                  \
+		cr_shim_r_, CR_SHIM_CAT(suite, CR_SHIM_CAT(_, name)))(void)    \
+	{                                                                      \
+		cr_shim_register(&CR_SHIM_CAT(                                 \
+			cr_shim_t_,                                            \
+			CR_SHIM_CAT(suite, CR_SHIM_CAT(_, name))));            \
+	}                                                                      \
+	static void CR_SHIM_FN_(suite, name)(void)
 
 #define TestSuite(...) CR_SHIM_SUITE_(__VA_ARGS__, .cr_shim_sentinel_ = 0)
-#define CR_SHIM_SUITE_(suite, ...)                                          \
-	static struct cr_shim_suite CR_SHIM_CAT(cr_shim_s_, suite) = {      \
-		#suite, { __VA_ARGS__ }, NULL                               \
-	};                                                                  \
-	__attribute__((constructor)) static void CR_SHIM_CAT(cr_shim_rs_,   \
-							     suite)(void)   \
-	{                                                                   \
-		cr_shim_register_suite(&CR_SHIM_CAT(cr_shim_s_, suite));    \
-	}                                                                   \
-	/* completed by the caller's semicolon */                           \
+#define CR_SHIM_SUITE_(suite, ...)                                        \
+	static struct cr_shim_suite CR_SHIM_CAT(                          \
+		cr_shim_s_, suite) = { #suite, { __VA_ARGS__ }, NULL };   \
+	__attribute__((constructor)) static void CR_SHIM_CAT(cr_shim_rs_, \
+							     suite)(void) \
+	{                                                                 \
+		cr_shim_register_suite(&CR_SHIM_CAT(cr_shim_s_, suite));  \
+	}                                                                 \
+	/* completed by the caller's semicolon */                         \
 	extern struct cr_shim_suite CR_SHIM_CAT(cr_shim_s_, suite)
 
 /*
  * An assertion's optional message (format and arguments) arrives with a
  * trailing "" that makes the list non-empty; vfprintf ignores it.
  */
-#define cr_shim_check(fatal, cond, text, ...)                               \
-	do {                                                                \
-		if (!(cond))                                                \
-			cr_shim_fail(__FILE__, __LINE__, fatal, text,       \
-				     __VA_ARGS__);                          \
+#define cr_shim_check(fatal, cond, text, ...)                         \
+	do {                                                          \
+		if (!(cond))                                          \
+			cr_shim_fail(__FILE__, __LINE__, fatal, text, \
+				     __VA_ARGS__);                    \
 	} while (0)
-#define CR_SHIM_BOOL_(fatal, neg, cond, ...)                                \
+#define CR_SHIM_BOOL_(fatal, neg, cond, ...) \
 	cr_shim_check(fatal, neg(cond), #cond ": ", __VA_ARGS__)
-#define CR_SHIM_CMP_(fatal, op, a, b, ...)                                  \
+#define CR_SHIM_CMP_(fatal, op, a, b, ...) \
 	cr_shim_check(fatal, (a)op(b), #a " " #op " " #b ": ", __VA_ARGS__)
-#define CR_SHIM_STR_(fatal, eq, a, b, ...)                                  \
-	cr_shim_check(fatal, (strcmp(a, b) == 0) == (eq), #a ", " #b ": ",  \
+#define CR_SHIM_STR_(fatal, eq, a, b, ...)                                 \
+	cr_shim_check(fatal, (strcmp(a, b) == 0) == (eq), #a ", " #b ": ", \
 		      __VA_ARGS__)
-#define CR_SHIM_ARR_(fatal, eq, a, b, size, ...)                            \
-	cr_shim_check(fatal, (memcmp(a, b, size) == 0) == (eq),             \
+#define CR_SHIM_ARR_(fatal, eq, a, b, size, ...)                \
+	cr_shim_check(fatal, (memcmp(a, b, size) == 0) == (eq), \
 		      #a ", " #b ": ", __VA_ARGS__)
-#define CR_SHIM_NULL_(fatal, op, p, ...)                                    \
+#define CR_SHIM_NULL_(fatal, op, p, ...) \
 	cr_shim_check(fatal, (p)op NULL, #p " " #op " NULL: ", __VA_ARGS__)
 
 #define cr_assert(...) CR_SHIM_BOOL_(1, , __VA_ARGS__, "")

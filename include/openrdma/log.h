@@ -27,16 +27,20 @@ void openrdma_log(enum openrdma_log_level level, const char *subsys,
 		  const char *func, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-#define OPENRDMA_LOG_(lvl, subsys, ...)                                  \
-	do {                                                             \
-		if (openrdma_log_enabled(lvl))                           \
+#define OPENRDMA_LOG_(lvl, subsys, ...)                                   \
+	do {                                                              \
+		if (openrdma_log_enabled(lvl))                            \
 			openrdma_log(lvl, subsys, __func__, __VA_ARGS__); \
 	} while (0)
 
-#define openrdma_err(subsys, ...) OPENRDMA_LOG_(OPENRDMA_LOG_ERROR, subsys, __VA_ARGS__)
-#define openrdma_warn(subsys, ...) OPENRDMA_LOG_(OPENRDMA_LOG_WARN, subsys, __VA_ARGS__)
-#define openrdma_info(subsys, ...) OPENRDMA_LOG_(OPENRDMA_LOG_INFO, subsys, __VA_ARGS__)
-#define openrdma_dbg(subsys, ...) OPENRDMA_LOG_(OPENRDMA_LOG_DEBUG, subsys, __VA_ARGS__)
+#define openrdma_err(subsys, ...) \
+	OPENRDMA_LOG_(OPENRDMA_LOG_ERROR, subsys, __VA_ARGS__)
+#define openrdma_warn(subsys, ...) \
+	OPENRDMA_LOG_(OPENRDMA_LOG_WARN, subsys, __VA_ARGS__)
+#define openrdma_info(subsys, ...) \
+	OPENRDMA_LOG_(OPENRDMA_LOG_INFO, subsys, __VA_ARGS__)
+#define openrdma_dbg(subsys, ...) \
+	OPENRDMA_LOG_(OPENRDMA_LOG_DEBUG, subsys, __VA_ARGS__)
 
 #ifdef __cplusplus
 }

@@ -37,8 +37,7 @@ struct openrdma_param_def {
  * warning is logged; *value is then the default).
  */
 int openrdma_param_get_bool(const char *scope, const char *name, bool *value);
-int openrdma_param_get_int(const char *scope, const char *name,
-			   int64_t *value);
+int openrdma_param_get_int(const char *scope, const char *name, int64_t *value);
 int openrdma_param_get_size(const char *scope, const char *name,
 			    uint64_t *value);
 /* The string stays valid until the library is unloaded. */

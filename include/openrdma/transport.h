@@ -83,8 +83,8 @@ struct openrdma_transport_ops {
 	int (*ah_destroy)(struct openrdma_ah *ah);
 
 	/* completion queues */
-	int (*cq_create)(struct openrdma_context *ctx, int cqe,
-			 int comp_vector, struct openrdma_cq **cq_out);
+	int (*cq_create)(struct openrdma_context *ctx, int cqe, int comp_vector,
+			 struct openrdma_cq **cq_out);
 	int (*cq_destroy)(struct openrdma_cq *cq);
 	int (*cq_poll)(struct openrdma_cq *cq, int num_entries,
 		       struct openrdma_wc *wc);
@@ -99,11 +99,9 @@ struct openrdma_transport_ops {
 	int (*qp_destroy)(struct openrdma_qp *qp);
 	int (*qp_modify)(struct openrdma_qp *qp, struct openrdma_qp_attr *attr,
 			 int attr_mask);
-	int (*qp_post_recv)(struct openrdma_qp *qp,
-			    struct openrdma_recv_wr *wr,
+	int (*qp_post_recv)(struct openrdma_qp *qp, struct openrdma_recv_wr *wr,
 			    struct openrdma_recv_wr **bad_wr);
-	int (*qp_post_send)(struct openrdma_qp *qp,
-			    struct openrdma_send_wr *wr,
+	int (*qp_post_send)(struct openrdma_qp *qp, struct openrdma_send_wr *wr,
 			    struct openrdma_send_wr **bad_wr);
 	int (*qp_query)(struct openrdma_qp *qp, struct openrdma_qp_attr *attr,
 			int attr_mask, struct openrdma_qp_init_attr *init_attr);
@@ -223,21 +221,21 @@ typedef const struct openrdma_transport *(*openrdma_transport_ini_fn)(void);
  * (OPENRDMA_TRANSPORT_DL defined), it exports the versioned entry point.
  */
 #ifdef OPENRDMA_TRANSPORT_DL
-#define OPENRDMA_TRANSPORT_INI_FN                                        \
+#define OPENRDMA_TRANSPORT_INI_FN \
 	OPENRDMA_CONCAT(openrdma_transport_ini_v, OPENRDMA_TRANSPORT_ABI)
 /* Declared first: plugins build with -Wmissing-prototypes too. */
-#define OPENRDMA_TRANSPORT_DEFINE(name, desc)                            \
-	OPENRDMA_TRANSPORT_EXPORT const struct openrdma_transport *          \
-	OPENRDMA_TRANSPORT_INI_FN(void);                                     \
-	OPENRDMA_TRANSPORT_EXPORT const struct openrdma_transport *          \
-	OPENRDMA_TRANSPORT_INI_FN(void)                                      \
-	{                                                                    \
-		return &(desc);                                              \
+#define OPENRDMA_TRANSPORT_DEFINE(name, desc)                       \
+	OPENRDMA_TRANSPORT_EXPORT const struct openrdma_transport * \
+	OPENRDMA_TRANSPORT_INI_FN(void);                            \
+	OPENRDMA_TRANSPORT_EXPORT const struct openrdma_transport * \
+	OPENRDMA_TRANSPORT_INI_FN(void)                             \
+	{                                                           \
+		return &(desc);                                     \
 	}
 #else
-#define OPENRDMA_TRANSPORT_DEFINE(name, desc)                            \
-	const struct openrdma_transport *const openrdma_transport_##name##_ptr = \
-		&(desc)
+#define OPENRDMA_TRANSPORT_DEFINE(name, desc) \
+	const struct openrdma_transport       \
+		*const openrdma_transport_##name##_ptr = &(desc)
 #endif
 
 /* ------------------------------------------------------------------ */
@@ -296,19 +294,17 @@ static inline int openrdma_send_wr_check(const struct openrdma_qp *qp,
 
 	if ((unsigned int)wr->opcode >= OPENRDMA_WR_OPCODE_MAX)
 		return -OPENRDMA_EINVAL;
-	if (qp->qp_type == OPENRDMA_QPT_UD &&
-	    wr->opcode != OPENRDMA_WR_SEND &&
+	if (qp->qp_type == OPENRDMA_QPT_UD && wr->opcode != OPENRDMA_WR_SEND &&
 	    wr->opcode != OPENRDMA_WR_SEND_WITH_IMM)
 		return -OPENRDMA_EINVAL;
 	if (qp->qp_type == OPENRDMA_QPT_UD && !wr->wr.ud.ah)
 		return -OPENRDMA_EINVAL;
 	if (wr->num_sge < 0 || (wr->num_sge > 0 && !wr->sg_list))
 		return -OPENRDMA_EINVAL;
-	if (wr->send_flags & ~(unsigned int)(OPENRDMA_SEND_FENCE |
-					     OPENRDMA_SEND_SIGNALED |
-					     OPENRDMA_SEND_SOLICITED |
-					     OPENRDMA_SEND_INLINE |
-					     OPENRDMA_SEND_TYPE1_BIND))
+	if (wr->send_flags &
+	    ~(unsigned int)(OPENRDMA_SEND_FENCE | OPENRDMA_SEND_SIGNALED |
+			    OPENRDMA_SEND_SOLICITED | OPENRDMA_SEND_INLINE |
+			    OPENRDMA_SEND_TYPE1_BIND))
 		return -OPENRDMA_EINVAL;
 	if ((wr->send_flags & OPENRDMA_SEND_TYPE1_BIND) &&
 	    wr->opcode != OPENRDMA_WR_BIND_MW)
@@ -342,8 +338,8 @@ static inline int openrdma_recv_wr_check(uint32_t max_sge,
 }
 
 /* container_of for subclassed objects */
-#define openrdma_container_of(ptr, type, member)                         \
-	((type *)((char *)(ptr) - offsetof(type, member)))
+#define openrdma_container_of(ptr, type, member) \
+	((type *)((char *)(ptr)-offsetof(type, member)))
 
 #ifdef __cplusplus
 }

@@ -97,7 +97,8 @@ enum {
 	OPENRDMA_DEVICE_MW_TYPE1 = 1 << 3,
 	OPENRDMA_DEVICE_MW_TYPE2 = 1 << 4,
 	OPENRDMA_DEVICE_SEND_INV = 1 << 5, /* SEND_WITH_INV and LOCAL_INV */
-	OPENRDMA_DEVICE_ZERO_BASED = 1 << 6, /* zero-based MRs (relative addressing) */
+	OPENRDMA_DEVICE_ZERO_BASED =
+		1 << 6, /* zero-based MRs (relative addressing) */
 	OPENRDMA_DEVICE_THREE_WAY = 1 << 7, /* three-way connection handshake */
 	OPENRDMA_DEVICE_RNR_RETRY = 1 << 8, /* receiver-not-ready retries */
 	OPENRDMA_DEVICE_SRQ_LIMIT = 1 << 9, /* SRQ limit event */
@@ -232,7 +233,8 @@ struct openrdma_pd {
 	uint32_t handle;
 };
 
-int openrdma_pd_alloc(struct openrdma_context *ctx, struct openrdma_pd **pd_out);
+int openrdma_pd_alloc(struct openrdma_context *ctx,
+		      struct openrdma_pd **pd_out);
 int openrdma_pd_dealloc(struct openrdma_pd *pd);
 
 /* Access flags: the libibverbs values. */
@@ -245,8 +247,8 @@ enum openrdma_access_flags {
 	OPENRDMA_ACCESS_ZERO_BASED = 1 << 5,
 };
 #define OPENRDMA_ACCESS_ALL                                            \
-	(OPENRDMA_ACCESS_LOCAL_WRITE | OPENRDMA_ACCESS_REMOTE_WRITE |     \
-	 OPENRDMA_ACCESS_REMOTE_READ | OPENRDMA_ACCESS_REMOTE_ATOMIC |    \
+	(OPENRDMA_ACCESS_LOCAL_WRITE | OPENRDMA_ACCESS_REMOTE_WRITE |  \
+	 OPENRDMA_ACCESS_REMOTE_READ | OPENRDMA_ACCESS_REMOTE_ATOMIC | \
 	 OPENRDMA_ACCESS_MW_BIND | OPENRDMA_ACCESS_ZERO_BASED)
 
 struct openrdma_mr {
@@ -272,9 +274,8 @@ enum {
 	OPENRDMA_REREG_CHANGE_PD = 1 << 1,
 	OPENRDMA_REREG_CHANGE_ACCESS = 1 << 2,
 };
-int openrdma_mr_rereg(struct openrdma_mr *mr, int flags,
-		      struct openrdma_pd *pd, void *addr, size_t length,
-		      int access);
+int openrdma_mr_rereg(struct openrdma_mr *mr, int flags, struct openrdma_pd *pd,
+		      void *addr, size_t length, int access);
 int openrdma_mr_dereg(struct openrdma_mr *mr);
 
 enum openrdma_mw_type {
@@ -583,7 +584,8 @@ struct openrdma_qp_attr {
 	uint32_t rq_psn;
 	uint32_t sq_psn;
 	uint32_t dest_qp_num;
-	unsigned int qp_access_flags; /* REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC */
+	unsigned int
+		qp_access_flags; /* REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC */
 	struct openrdma_qp_cap cap;
 	struct openrdma_ah_attr ah_attr;
 	uint16_t pkey_index;

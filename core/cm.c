@@ -9,8 +9,10 @@
  * openrdma_cm_event_ack(); openrdma_cm_id_destroy() discards the id's
  * events not yet taken and waits for the taken ones to be acknowledged.
  */
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <utlist.h>
 
@@ -509,6 +511,78 @@ OPENRDMA_EXPORT int openrdma_cm_accept(struct openrdma_cm_id *id,
 
 	old = cm_qp_attach(id, qp);
 	ret = id->obj.ctx->ops->cm_accept(id, qp, param);
+	cm_qp_settle(id, qp, old, ret);
+	return ret;
+}
+
+/* fd must be a connected TCP socket: -EINVAL, or -ENOTCONN unconnected. */
+static int cm_socket_check(int fd, const char *fn)
+{
+	struct sockaddr_storage ss;
+	int type = 0, domain = 0, proto = 0;
+	socklen_t len = sizeof(type);
+
+	if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len)) {
+		openrdma_dbg("core", "%s: arg fd: %d is not a socket", fn, fd);
+		return -OPENRDMA_EINVAL;
+	}
+	len = sizeof(domain);
+	getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len);
+	len = sizeof(proto);
+	getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len);
+	if (type != SOCK_STREAM || proto != IPPROTO_TCP ||
+	    (domain != AF_INET && domain != AF_INET6)) {
+		openrdma_dbg(
+			"core",
+			"%s: arg fd: type %d family %d protocol %d, not TCP",
+			fn, type, domain, proto);
+		return -OPENRDMA_EINVAL;
+	}
+	len = sizeof(ss);
+	if (getpeername(fd, (struct sockaddr *)&ss, &len)) {
+		openrdma_dbg("core", "%s: arg fd: not connected", fn);
+		return -OPENRDMA_ENOTCONN;
+	}
+	return 0;
+}
+
+OPENRDMA_EXPORT int
+openrdma_cm_adopt_socket(struct openrdma_cm_id *id, struct openrdma_qp *qp,
+			 int fd, const struct openrdma_conn_param *param)
+{
+	const struct openrdma_device_attr *dev;
+	struct openrdma_qp *old;
+	int ret;
+
+	ret = core_check(id, OPENRDMA_OBJ_CM_ID, "cm_adopt_socket", "id");
+	if (ret)
+		return ret;
+	dev = core_attr(id->obj.ctx);
+	if (!(dev->device_cap_flags & OPENRDMA_DEVICE_SOCKET_ADOPT))
+		return -OPENRDMA_EOPNOTSUPP;
+	if (id->ps != OPENRDMA_PS_TCP) {
+		core_arg_err("cm_adopt_socket", "id", "port space 0x%x",
+			     (unsigned int)id->ps);
+		return -OPENRDMA_EINVAL;
+	}
+	ret = cm_qp_check(id, qp, "cm_adopt_socket");
+	if (ret)
+		return ret;
+	ret = cm_param_check(param, dev, dev->max_pdata_connect,
+			     "cm_adopt_socket");
+	if (ret)
+		return ret;
+	/* both sides adopt at once: there is nobody to answer a third step */
+	if (param && param->three_way) {
+		core_arg_err("cm_adopt_socket", "param", "three_way");
+		return -OPENRDMA_EINVAL;
+	}
+	ret = cm_socket_check(fd, "cm_adopt_socket");
+	if (ret)
+		return ret;
+
+	old = cm_qp_attach(id, qp);
+	ret = id->obj.ctx->ops->cm_adopt(id, qp, fd, param);
 	cm_qp_settle(id, qp, old, ret);
 	return ret;
 }

@@ -217,6 +217,12 @@ static int unsup_cm_accept(struct openrdma_cm_id *id, struct openrdma_qp *qp,
 	return -OPENRDMA_EOPNOTSUPP;
 }
 
+static int unsup_cm_adopt(struct openrdma_cm_id *id, struct openrdma_qp *qp,
+			  int fd, const struct openrdma_conn_param *param)
+{
+	return -OPENRDMA_EOPNOTSUPP;
+}
+
 static int unsup_cm_connect(struct openrdma_cm_id *id, struct openrdma_qp *qp,
 			    const struct sockaddr *dst,
 			    const struct openrdma_conn_param *param)
@@ -306,6 +312,7 @@ const struct openrdma_transport_ops core_unsupported_ops = {
 	.srq_query = unsup_srq_query,
 	/* connection manager */
 	.cm_accept = unsup_cm_accept,
+	.cm_adopt = unsup_cm_adopt,
 	.cm_connect = unsup_cm_connect,
 	.cm_disconnect = unsup_cm_disconnect,
 	.cm_id_create = unsup_cm_id_create,
@@ -363,6 +370,7 @@ void core_ops_fill(struct openrdma_transport_ops *dst,
 	FILL(srq_post_recv);
 	FILL(srq_query);
 	FILL(cm_accept);
+	FILL(cm_adopt);
 	FILL(cm_connect);
 	FILL(cm_disconnect);
 	FILL(cm_id_create);

@@ -147,6 +147,10 @@ static const struct {
 	{ OPENRDMA_DEVICE_CROSS_PROCESS, "cross_process" },
 	{ OPENRDMA_DEVICE_CROSS_HOST, "cross_host" },
 	{ OPENRDMA_DEVICE_PEER_CAN_READ_RMR, "peer_can_read_rmr" },
+	{ OPENRDMA_DEVICE_IMM, "imm" },
+	{ OPENRDMA_DEVICE_EXACT_ERRORS, "exact_errors" },
+	{ OPENRDMA_DEVICE_SOLICITED, "solicited" },
+	{ OPENRDMA_DEVICE_SOCKET_ADOPT, "socket_adopt" },
 };
 
 /* "127.0.0.1", "[::1]:4791", or "none". */
@@ -552,9 +556,9 @@ static int listing(struct info_out *o, bool verbose)
 }
 
 /*
- * --dat-conf: the dat.conf entry of every interface, in the grammar of
- * dat.conf(5), for DAPL's libdat2 (DAT_OVERRIDE or /etc/dat.conf) or
- * OpenRDMA's.  The IA name is ofa-openrdma-<interface>; the provider
+ * --dat-conf: the dat.conf entry of every interface (the grammar is in
+ * dat_registry(3)), for DAPL's libdat2 (DAT_OVERRIDE or /etc/dat.conf)
+ * or OpenRDMA's.  The IA name is ofa-openrdma-<interface>; the provider
  * library finds the interface from the instance data.
  */
 static int dat_conf_out(void)

@@ -123,6 +123,10 @@ struct openrdma_transport_ops {
 	 * openrdma_cm_event_post() */
 	int (*cm_accept)(struct openrdma_cm_id *id, struct openrdma_qp *qp,
 			 const struct openrdma_conn_param *param);
+	/* optional (OPENRDMA_DEVICE_SOCKET_ADOPT): fd becomes the transport's
+	 * on success only; see openrdma_cm_adopt_socket */
+	int (*cm_adopt)(struct openrdma_cm_id *id, struct openrdma_qp *qp,
+			int fd, const struct openrdma_conn_param *param);
 	int (*cm_connect)(struct openrdma_cm_id *id, struct openrdma_qp *qp,
 			  const struct sockaddr *dst,
 			  const struct openrdma_conn_param *param);

@@ -105,6 +105,13 @@ enum {
 	OPENRDMA_DEVICE_CROSS_PROCESS = 1 << 10, /* peers in other processes */
 	OPENRDMA_DEVICE_CROSS_HOST = 1 << 11, /* peers on other hosts */
 	OPENRDMA_DEVICE_PEER_CAN_READ_RMR = 1 << 12, /* RDMA read into an MW */
+	OPENRDMA_DEVICE_IMM = 1 << 13, /* SEND and RDMA WRITE with immediate */
+	/* every error of openrdma_semantics(7) detected, with its status */
+	OPENRDMA_DEVICE_EXACT_ERRORS = 1 << 14,
+	OPENRDMA_DEVICE_SOLICITED = 1 << 15, /* solicited-only CQ arming */
+	/* openrdma_cm_adopt_socket(): a connected TCP socket becomes an RC
+	 * connection */
+	OPENRDMA_DEVICE_SOCKET_ADOPT = 1 << 16,
 };
 
 struct openrdma_device_attr {
@@ -868,6 +875,16 @@ int openrdma_cm_connect(struct openrdma_cm_id *id, struct openrdma_qp *qp,
  * three-way handshake (qp NULL: the one given to connect). */
 int openrdma_cm_accept(struct openrdma_cm_id *id, struct openrdma_qp *qp,
 		       const struct openrdma_conn_param *param);
+/*
+ * Turns fd, a connected TCP socket whose peer makes the same call, into
+ * the connection of qp (RC, in RESET or INIT) without a listener.  On
+ * success the library owns fd and closes it; on failure it is left alone.
+ * The outcome arrives on the channel as for connect: ESTABLISHED with the
+ * peer's private data, or CONNECT_ERROR, UNREACHABLE or REJECTED.
+ * -OPENRDMA_EOPNOTSUPP without OPENRDMA_DEVICE_SOCKET_ADOPT.
+ */
+int openrdma_cm_adopt_socket(struct openrdma_cm_id *id, struct openrdma_qp *qp,
+			     int fd, const struct openrdma_conn_param *param);
 int openrdma_cm_reject(struct openrdma_cm_id *id, const void *private_data,
 		       uint8_t private_data_len);
 int openrdma_cm_disconnect(struct openrdma_cm_id *id, const void *private_data,

@@ -371,7 +371,10 @@ enum openrdma_wc_status sw_keymap_bind(struct sw_keymap *map,
 	if (bind->access & ~(unsigned int)WINDOW_ACCESS)
 		return status;
 	pthread_rwlock_wrlock(&map->lock);
-	mw = find_key(map, bind->mw_key);
+	/* a type 1 window's key moved on when its bind was posted (and may
+	 * have again for a bind posted after it): it is found by its index */
+	mw = bind->type1 ? find_index(map, SW_KEY_INDEX(bind->mw_key)) :
+			   find_key(map, bind->mw_key);
 	if (!mw || mw->type == SW_KEY_MR || mw->pd != bind->qp_pd)
 		goto out;
 	if ((mw->type == SW_KEY_MW1) != bind->type1)
@@ -384,7 +387,7 @@ enum openrdma_wc_status sw_keymap_bind(struct sw_keymap *map,
 			goto out;
 		key = bind->new_key;
 	} else {
-		key = openrdma_inc_rkey(mw->key);
+		key = bind->new_key;
 	}
 	if (!bind->has_mr) {
 		/* a zero-length bind without an MR unbinds a type 1 window */

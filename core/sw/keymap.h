@@ -48,8 +48,8 @@ struct sw_mem {
 
 /* A BIND_MW request, as sw_keymap_bind() checks and applies it. */
 struct sw_bind {
-	uint32_t mw_key; /* the window's current key */
-	uint32_t new_key; /* type 2: the consumer's; type 1: ignored */
+	uint32_t mw_key; /* the window's key; type 1: any of its keys */
+	uint32_t new_key; /* type 2: the consumer's; type 1: openrdma_mw_bind()'s */
 	bool type1; /* posted by openrdma_mw_bind() (type 1 windows) */
 	const struct openrdma_pd *qp_pd;
 	bool has_mr; /* false: unbind a type 1 window (length 0) */

@@ -40,9 +40,10 @@ enum openrdma_wc_status sw_mw_bind(struct sw_qp *sqp,
 	struct sw_bind bind;
 	uint32_t key;
 
-	bind.mw_key = mw->rkey;
-	bind.new_key = wqe->bind_rkey;
 	bind.type1 = wqe->send_flags & OPENRDMA_SEND_TYPE1_BIND;
+	/* a type 1 window's mw->rkey belongs to the poster (queue.c) */
+	bind.mw_key = bind.type1 ? wqe->bind_rkey : mw->rkey;
+	bind.new_key = wqe->bind_rkey;
 	bind.qp_pd = sqp->qp->pd;
 	bind.has_mr = info->mr != NULL;
 	bind.mr_key = info->mr ? info->mr->lkey : 0;
@@ -50,7 +51,8 @@ enum openrdma_wc_status sw_mw_bind(struct sw_qp *sqp,
 	bind.length = info->length;
 	bind.access = info->mw_access_flags;
 	status = sw_keymap_bind(sqp->keymap, &bind, &key);
-	if (status == OPENRDMA_WC_SUCCESS)
+	/* a type 1 window's key changed when the bind was posted */
+	if (status == OPENRDMA_WC_SUCCESS && !bind.type1)
 		mw->rkey = key;
 	return status;
 }

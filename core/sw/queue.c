@@ -126,6 +126,10 @@ int sw_sq_post_locked(struct sw_sq *sq, const struct openrdma_send_wr *wr,
 		w->mw = wr->bind_mw.mw;
 		w->bind_rkey = wr->bind_mw.rkey;
 		w->bind_info = wr->bind_mw.bind_info;
+		/* a type 1 window has its new key once the bind is posted, as
+		 * ibv_bind_mw() gives it: the caller reads it on return */
+		if (wr->send_flags & OPENRDMA_SEND_TYPE1_BIND)
+			w->mw->rkey = w->bind_rkey;
 		break;
 	default:
 		/* UD and RDMA share the union: copy both views */

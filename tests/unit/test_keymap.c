@@ -367,14 +367,16 @@ Test(keymap, type1_window)
 	cr_assert_eq(do_bind(mw, 0, false, mr, va(0), 64,
 			     OPENRDMA_ACCESS_REMOTE_READ, &k1),
 		     OPENRDMA_WC_MW_BIND_ERR, "type 1 only through its verb");
-	cr_assert_eq(do_bind(mw, 0, true, mr, va(0), 64,
-			     OPENRDMA_ACCESS_REMOTE_WRITE, &k1),
+	/* as the transports do: the window named by the key the bind gave it
+	 * when it was posted (the same index) */
+	cr_assert_eq(do_bind(openrdma_inc_rkey(mw), openrdma_inc_rkey(mw), true,
+			     mr, va(0), 64, OPENRDMA_ACCESS_REMOTE_WRITE, &k1),
 		     OPENRDMA_WC_SUCCESS);
 	cr_assert_eq(k1, openrdma_inc_rkey(mw));
 	cr_assert_eq(check(k1, &pd_a, va(0), 64, OPENRDMA_ACCESS_REMOTE_WRITE),
 		     OPENRDMA_WC_SUCCESS);
 	/* type 1 rebinds in place, the old key dies */
-	cr_assert_eq(do_bind(k1, 0, true, mr, va(64), 64,
+	cr_assert_eq(do_bind(k1, openrdma_inc_rkey(k1), true, mr, va(64), 64,
 			     OPENRDMA_ACCESS_REMOTE_READ, &k2),
 		     OPENRDMA_WC_SUCCESS);
 	cr_assert_neq(k1, k2);
@@ -384,6 +386,7 @@ Test(keymap, type1_window)
 	cr_assert_eq(sw_keymap_invalidate(map, k2, &pd_a), -OPENRDMA_EINVAL);
 	/* the zero-length bind without an MR unbinds */
 	unbind.mw_key = k2;
+	unbind.new_key = openrdma_inc_rkey(k2);
 	cr_assert_eq(sw_keymap_bind(map, &unbind, &k1), OPENRDMA_WC_SUCCESS);
 	cr_assert_eq(check(k1, &pd_a, va(64), 8, OPENRDMA_ACCESS_REMOTE_READ),
 		     OPENRDMA_WC_REM_ACCESS_ERR);

@@ -21,6 +21,7 @@
 #include "core/sw/keymap.h"
 #include "core/sw/qp.h"
 #include "core/sw/srq.h"
+#include "core/sw/sw_ops.h"
 #include "core/sw/timer.h"
 
 /* Limits advertised by device_query and enforced by every op. */
@@ -50,18 +51,6 @@
 #define SELF_REJ_BACKLOG (-OPENRDMA_ECONNREFUSED) /* the backlog is full */
 #define SELF_REJ_CONSUMER (-OPENRDMA_EREJECTED) /* openrdma_cm_reject() */
 
-/* Objects counted against the limits above, per context. */
-enum self_res {
-	SELF_RES_PD,
-	SELF_RES_MR,
-	SELF_RES_MW,
-	SELF_RES_CQ,
-	SELF_RES_QP,
-	SELF_RES_SRQ,
-	SELF_RES_AH,
-	SELF_RES_NUM
-};
-
 struct self_ctx {
 	struct openrdma_context base;
 	struct sw_keymap *keymap;
@@ -70,7 +59,7 @@ struct self_ctx {
 	unsigned int rnr_scale; /* self.rnr_timer_scale */
 	bool port_event; /* self.port_event: queue PORT_ACTIVE */
 	atomic_bool port_event_done;
-	atomic_int count[SELF_RES_NUM];
+	atomic_int count[SW_RES_NUM]; /* against the limits above */
 };
 
 struct self_pd {
@@ -154,8 +143,8 @@ int self_port_query(struct openrdma_context *ctx, uint8_t port_num,
 int self_gid_query(struct openrdma_context *ctx, uint8_t port_num, int index,
 		   union openrdma_gid *gid);
 /* Counts one more object of kind res: -OPENRDMA_ENOMEM at the limit. */
-int self_res_get(struct self_ctx *sctx, enum self_res res);
-void self_res_put(struct self_ctx *sctx, enum self_res res);
+int self_res_get(struct openrdma_context *ctx, enum sw_res res);
+void self_res_put(struct openrdma_context *ctx, enum sw_res res);
 /* The port's address (127.0.0.1) and GID (::ffff:127.0.0.1). */
 void self_port_addr(struct sockaddr_storage *addr);
 void self_port_gid(union openrdma_gid *gid);

@@ -19,13 +19,6 @@
 
 #include "transports/self/self.h"
 
-#define EPHEMERAL_FIRST 49152
-#define EPHEMERAL_LAST 65535
-#define DEFAULT_BACKLOG 128
-/* RNR NAK timer the CM gives QPs: 0.64 ms, as IB CMs commonly do */
-#define CM_MIN_RNR_TIMER 12
-#define CM_TIMEOUT 14
-
 enum cm_state {
 	CM_IDLE,
 	CM_LISTEN,
@@ -35,15 +28,6 @@ enum cm_state {
 	CM_REP_SENT, /* passive, three-way: waiting for the active's accept */
 	CM_ESTABLISHED,
 	CM_DISCONNECTED,
-};
-
-/* What one side asked for in connect or accept. */
-struct cm_param {
-	uint8_t responder_resources;
-	uint8_t initiator_depth;
-	uint8_t retry_count;
-	uint8_t rnr_retry_count;
-	bool three_way;
 };
 
 struct self_cm_id {
@@ -61,38 +45,19 @@ struct self_cm_id {
 	/* passive id while its request is pending */
 	struct self_cm_id *listener;
 	struct self_cm_id *prev, *next; /* on the listener's requests */
-	struct cm_param mine; /* from connect or accept */
-	struct cm_param theirs; /* from the other end */
+	struct sw_cm_param mine; /* from connect or accept */
+	struct sw_cm_param theirs; /* from the other end */
 	UT_hash_handle hh; /* bound ports */
 };
 
 static pthread_mutex_t cm_lock = PTHREAD_MUTEX_INITIALIZER;
 /* every bound id (listeners and connected active ids), by port */
 static struct self_cm_id *ports;
-static uint16_t next_port = EPHEMERAL_FIRST;
+static uint16_t next_port = SW_CM_EPHEMERAL_FIRST;
 
 static struct self_cm_id *to_cm_id(struct openrdma_cm_id *id)
 {
 	return openrdma_container_of(id, struct self_cm_id, base);
-}
-
-static void param_set(struct cm_param *p,
-		      const struct openrdma_conn_param *param)
-{
-	memset(p, 0, sizeof(*p));
-	if (!param) {
-		/* librdmacm's defaults without a param: all it can have */
-		p->responder_resources = SELF_MAX_RD_ATOM;
-		p->initiator_depth = SELF_MAX_RD_ATOM;
-		p->retry_count = 7;
-		p->rnr_retry_count = 7;
-		return;
-	}
-	p->responder_resources = param->responder_resources;
-	p->initiator_depth = param->initiator_depth;
-	p->retry_count = param->retry_count;
-	p->rnr_retry_count = param->rnr_retry_count;
-	p->three_way = param->three_way;
 }
 
 /* Called with cm_lock held. */
@@ -113,11 +78,13 @@ static int port_bind(struct self_cm_id *id, uint16_t port)
 		if (port_find(port))
 			return -OPENRDMA_EADDRINUSE;
 	} else {
-		for (tries = 0; tries <= EPHEMERAL_LAST - EPHEMERAL_FIRST;
+		for (tries = 0;
+		     tries <= SW_CM_EPHEMERAL_LAST - SW_CM_EPHEMERAL_FIRST;
 		     tries++) {
 			port = next_port;
-			next_port = port == EPHEMERAL_LAST ? EPHEMERAL_FIRST :
-							     port + 1;
+			next_port = port == SW_CM_EPHEMERAL_LAST ?
+					    SW_CM_EPHEMERAL_FIRST :
+					    port + 1;
 			if (!port_find(port))
 				break;
 			port = 0;
@@ -143,119 +110,25 @@ static void event_init(struct openrdma_cm_event *ev,
 		       enum openrdma_cm_event_type type,
 		       const struct self_cm_id *id)
 {
-	memset(ev, 0, sizeof(*ev));
-	ev->event = type;
-	ev->src_addr = id->peer;
-	ev->dst_addr = id->local;
-}
-
-static void event_pdata(struct openrdma_cm_event *ev, const void *data,
-			uint8_t len)
-{
-	if (len)
-		memcpy(ev->param.private_data, data, len);
-	ev->param.private_data_len = len;
-}
-
-/* The remote side's view of a connect or accept: its resources swapped. */
-static void event_param(struct openrdma_cm_event *ev, const struct cm_param *p,
-			uint32_t qp_num)
-{
-	ev->param.responder_resources = p->initiator_depth;
-	ev->param.initiator_depth = p->responder_resources;
-	ev->param.qp_num = qp_num;
-}
-
-static void post(struct self_cm_id *id, const struct openrdma_cm_event *ev)
-{
-	/* fails only while id is being destroyed: nobody is left to tell */
-	openrdma_cm_event_post(&id->base, ev);
+	sw_cm_event_init(ev, type, &id->peer, &id->local);
 }
 
 static void post_simple(struct self_cm_id *id, enum openrdma_cm_event_type t,
 			int status)
 {
-	struct openrdma_cm_event ev;
-
-	event_init(&ev, t, id);
-	ev.status = status;
-	post(id, &ev);
+	sw_cm_event_post_status(&id->base, t, status, &id->peer, &id->local);
 }
 
-static int qp_modify(struct openrdma_qp *qp, struct openrdma_qp_attr *attr,
-		     int mask)
-{
-	return openrdma_qp_modify(qp, attr, mask);
-}
-
-/*
- * Brings qp to RTS towards the QP numbered dest_qpn: mine is what this side
- * asked for, theirs what the other side did.  IB CM rules: remote reads and
- * atomics are allowed when this side offers responder resources, and each
- * side's RNR retry count is the one the other side sent.
- */
+/* Brings qp to RTS towards the QP numbered dest_qpn in this process. */
 static int qp_connect(struct openrdma_qp *qp, uint32_t dest_qpn,
-		      const struct cm_param *mine,
-		      const struct cm_param *theirs)
+		      const struct sw_cm_param *mine,
+		      const struct sw_cm_param *theirs)
 {
-	unsigned int rd = mine->responder_resources ?
-				  OPENRDMA_ACCESS_REMOTE_READ |
-					  OPENRDMA_ACCESS_REMOTE_ATOMIC :
-				  0;
-	struct openrdma_qp_attr attr;
-	int ret;
+	struct sw_cm_path path = { .port_num = SELF_PORT,
+				   .dest_qpn = dest_qpn };
 
-	if (atomic_load(&qp->state) == OPENRDMA_QPS_RESET) {
-		memset(&attr, 0, sizeof(attr));
-		attr.qp_state = OPENRDMA_QPS_INIT;
-		attr.port_num = SELF_PORT;
-		attr.qp_access_flags = OPENRDMA_ACCESS_REMOTE_WRITE | rd;
-		ret = qp_modify(qp, &attr,
-				OPENRDMA_QP_STATE | OPENRDMA_QP_PKEY_INDEX |
-					OPENRDMA_QP_PORT |
-					OPENRDMA_QP_ACCESS_FLAGS);
-		if (ret)
-			return ret;
-	}
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = OPENRDMA_QPS_RTR;
-	attr.path_mtu = OPENRDMA_MTU_4096;
-	attr.dest_qp_num = dest_qpn;
-	attr.max_dest_rd_atomic = mine->responder_resources;
-	attr.min_rnr_timer = CM_MIN_RNR_TIMER;
-	attr.qp_access_flags =
-		atomic_load(&to_self_qp(qp)->sw.access_flags) | rd;
-	attr.ah_attr.port_num = SELF_PORT;
-	self_port_addr(&attr.ah_attr.addr);
-	ret = qp_modify(
-		qp, &attr,
-		OPENRDMA_QP_STATE | OPENRDMA_QP_AV | OPENRDMA_QP_PATH_MTU |
-			OPENRDMA_QP_DEST_QPN | OPENRDMA_QP_RQ_PSN |
-			OPENRDMA_QP_MAX_DEST_RD_ATOMIC |
-			OPENRDMA_QP_MIN_RNR_TIMER | OPENRDMA_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = OPENRDMA_QPS_RTS;
-	attr.timeout = CM_TIMEOUT;
-	attr.retry_cnt = mine->retry_count;
-	attr.rnr_retry = theirs->rnr_retry_count;
-	attr.max_rd_atomic = mine->initiator_depth;
-	return qp_modify(qp, &attr,
-			 OPENRDMA_QP_STATE | OPENRDMA_QP_TIMEOUT |
-				 OPENRDMA_QP_RETRY_CNT | OPENRDMA_QP_RNR_RETRY |
-				 OPENRDMA_QP_SQ_PSN |
-				 OPENRDMA_QP_MAX_QP_RD_ATOMIC);
-}
-
-static void qp_error(struct openrdma_qp *qp)
-{
-	struct openrdma_qp_attr attr = { .qp_state = OPENRDMA_QPS_ERR };
-
-	if (qp)
-		qp_modify(qp, &attr, OPENRDMA_QP_STATE);
+	self_port_addr(&path.addr);
+	return sw_cm_qp_connect(qp, &to_self_qp(qp)->sw, &path, mine, theirs);
 }
 
 /* Ends a pending request on its listener.  Called with cm_lock held. */
@@ -312,10 +185,10 @@ int self_cm_id_destroy(struct openrdma_cm_id *base)
 		switch (id->state) {
 		case CM_REQ_RCVD:
 			/* an unanswered request is refused */
-			qp_error(remote->base.qp);
+			sw_cm_qp_error(remote->base.qp);
 			event_init(&ev, OPENRDMA_CM_EVENT_REJECTED, remote);
 			ev.status = SELF_REJ_CONSUMER;
-			post(remote, &ev);
+			sw_cm_event_post(&remote->base, &ev);
 			remote->state = CM_IDLE;
 			break;
 		case CM_REQ_SENT:
@@ -324,7 +197,7 @@ int self_cm_id_destroy(struct openrdma_cm_id *base)
 		default:
 			/* a connection ends as if disconnected */
 			remote->state = CM_DISCONNECTED;
-			qp_error(remote->base.qp);
+			sw_cm_qp_error(remote->base.qp);
 			post_simple(remote, OPENRDMA_CM_EVENT_DISCONNECTED, 0);
 			break;
 		}
@@ -359,7 +232,7 @@ int self_cm_listen(struct openrdma_cm_id *base, const struct sockaddr *addr,
 	ret = port_bind(id, sw_addr_port(addr));
 	if (ret)
 		goto out;
-	id->backlog = backlog ? backlog : DEFAULT_BACKLOG;
+	id->backlog = backlog ? backlog : SW_CM_DEFAULT_BACKLOG;
 	id->state = CM_LISTEN;
 out:
 	pthread_mutex_unlock(&cm_lock);
@@ -404,9 +277,10 @@ static struct self_cm_id *request(struct self_cm_id *l, struct self_cm_id *a,
 
 	event_init(&ev, OPENRDMA_CM_EVENT_CONNECT_REQUEST, n);
 	ev.listen_id = &l->base;
-	event_param(&ev, &a->mine, a->base.qp->qp_num);
+	sw_cm_event_param(&ev, &a->mine, a->base.qp->qp_num);
 	if (param)
-		event_pdata(&ev, param->private_data, param->private_data_len);
+		sw_cm_event_pdata(&ev, param->private_data,
+				  param->private_data_len);
 	if (openrdma_cm_event_post(&n->base, &ev)) {
 		/* the listener is being destroyed */
 		request_done(n);
@@ -423,7 +297,7 @@ static void connect_failed(struct self_cm_id *id,
 			   enum openrdma_cm_event_type type, int status)
 {
 	id->state = CM_IDLE;
-	qp_error(id->base.qp);
+	sw_cm_qp_error(id->base.qp);
 	post_simple(id, type, status);
 }
 
@@ -442,7 +316,7 @@ int self_cm_connect(struct openrdma_cm_id *base, struct openrdma_qp *qp,
 					       -OPENRDMA_EISCONN;
 		goto out;
 	}
-	param_set(&id->mine, param);
+	sw_cm_param_set(&id->mine, param, SELF_MAX_RD_ATOM);
 	memcpy(&id->peer, dst, sw_addr_len(dst));
 	if (!self_addr_local(dst)) {
 		/* address resolution: nothing but loopback is reachable */
@@ -486,7 +360,7 @@ static int accept_request(struct self_cm_id *id, struct openrdma_qp *qp,
 
 	if (!a)
 		return -OPENRDMA_ECONNABORTED;
-	param_set(&id->mine, param);
+	sw_cm_param_set(&id->mine, param, SELF_MAX_RD_ATOM);
 	ret = qp_connect(qp, a->base.qp->qp_num, &id->mine, &id->theirs);
 	if (ret)
 		return ret;
@@ -504,7 +378,7 @@ static int accept_request(struct self_cm_id *id, struct openrdma_qp *qp,
 			unlink_remote(id);
 			id->state = CM_IDLE;
 			a->state = CM_IDLE;
-			qp_error(qp);
+			sw_cm_qp_error(qp);
 			post_simple(a, OPENRDMA_CM_EVENT_CONNECT_ERROR, ret);
 			return ret;
 		}
@@ -512,14 +386,15 @@ static int accept_request(struct self_cm_id *id, struct openrdma_qp *qp,
 		a->state = CM_ESTABLISHED;
 		event_init(&ev, OPENRDMA_CM_EVENT_ESTABLISHED, a);
 	}
-	event_param(&ev, &id->mine, qp->qp_num);
+	sw_cm_event_param(&ev, &id->mine, qp->qp_num);
 	if (param)
-		event_pdata(&ev, param->private_data, param->private_data_len);
-	post(a, &ev);
+		sw_cm_event_pdata(&ev, param->private_data,
+				  param->private_data_len);
+	sw_cm_event_post(&a->base, &ev);
 	if (id->state == CM_ESTABLISHED) {
 		event_init(&ev, OPENRDMA_CM_EVENT_ESTABLISHED, id);
-		event_param(&ev, &a->mine, a->base.qp->qp_num);
-		post(id, &ev);
+		sw_cm_event_param(&ev, &a->mine, a->base.qp->qp_num);
+		sw_cm_event_post(&id->base, &ev);
 	}
 	return 0;
 }
@@ -540,8 +415,8 @@ static int accept_response(struct self_cm_id *id)
 	id->state = CM_ESTABLISHED;
 	p->state = CM_ESTABLISHED;
 	event_init(&ev, OPENRDMA_CM_EVENT_ESTABLISHED, p);
-	event_param(&ev, &id->mine, id->base.qp->qp_num);
-	post(p, &ev);
+	sw_cm_event_param(&ev, &id->mine, id->base.qp->qp_num);
+	sw_cm_event_post(&p->base, &ev);
 	return 0;
 }
 
@@ -585,16 +460,16 @@ int self_cm_reject(struct openrdma_cm_id *base, const void *private_data,
 	/* a rejected connection leaves the QP that waited for it in ERR,
 	 * as the IB CM does */
 	if (id->state == CM_REP_RCVD)
-		qp_error(id->base.qp);
+		sw_cm_qp_error(id->base.qp);
 	id->state = CM_IDLE;
 	if (!r)
 		goto out;
-	qp_error(r->base.qp);
+	sw_cm_qp_error(r->base.qp);
 	r->state = CM_IDLE;
 	event_init(&ev, OPENRDMA_CM_EVENT_REJECTED, r);
 	ev.status = SELF_REJ_CONSUMER;
-	event_pdata(&ev, private_data, private_data_len);
-	post(r, &ev);
+	sw_cm_event_pdata(&ev, private_data, private_data_len);
+	sw_cm_event_post(&r->base, &ev);
 out:
 	pthread_mutex_unlock(&cm_lock);
 	return ret;
@@ -616,14 +491,14 @@ int self_cm_disconnect(struct openrdma_cm_id *base, const void *private_data,
 	r = id->remote;
 	unlink_remote(id);
 	id->state = CM_DISCONNECTED;
-	qp_error(id->base.qp);
+	sw_cm_qp_error(id->base.qp);
 	post_simple(id, OPENRDMA_CM_EVENT_DISCONNECTED, 0);
 	if (r) {
 		r->state = CM_DISCONNECTED;
-		qp_error(r->base.qp);
+		sw_cm_qp_error(r->base.qp);
 		event_init(&ev, OPENRDMA_CM_EVENT_DISCONNECTED, r);
-		event_pdata(&ev, private_data, private_data_len);
-		post(r, &ev);
+		sw_cm_event_pdata(&ev, private_data, private_data_len);
+		sw_cm_event_post(&r->base, &ev);
 	}
 out:
 	pthread_mutex_unlock(&cm_lock);

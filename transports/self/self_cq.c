@@ -1,48 +1,40 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
-/* Completion queues and shared receive queues: thin wraps of core/sw. */
-#include <stdlib.h>
+/*
+ * Completion queues and shared receive queues: the toolkit's
+ * (core/sw/sw_cq_ops.c) with self's limits.
+ */
+#include <stddef.h>
 
 #include "transports/self/self.h"
+
+static int cq_init(struct openrdma_context *ctx, struct openrdma_cq *cq)
+{
+	self_port_event(to_self_ctx(ctx));
+	return 0;
+}
+
+static const struct sw_cq_ops self_cq_ops = {
+	.max_cqe = SELF_MAX_CQE,
+	.max_srq_wr = SELF_MAX_SRQ_WR,
+	.max_sge = SELF_MAX_SGE,
+	.cq_size = sizeof(struct self_cq),
+	.cq_sw = offsetof(struct self_cq, sw),
+	.srq_size = sizeof(struct self_srq),
+	.srq_sw = offsetof(struct self_srq, sw),
+	.res_get = self_res_get,
+	.res_put = self_res_put,
+	.cq_init = cq_init,
+};
 
 int self_cq_create(struct openrdma_context *ctx, int cqe, int comp_vector,
 		   struct openrdma_cq **cq_out)
 {
-	struct self_ctx *sctx = to_self_ctx(ctx);
-	struct self_cq *cq;
-	int ret;
-
-	self_port_event(sctx);
-	if (cqe < 1 || cqe > SELF_MAX_CQE)
-		return -OPENRDMA_EINVAL;
-	ret = self_res_get(sctx, SELF_RES_CQ);
-	if (ret)
-		return ret;
-	ret = -OPENRDMA_ENOMEM;
-	cq = calloc(1, sizeof(*cq));
-	if (!cq)
-		goto err_res;
-	ret = sw_cq_init(&cq->sw, &cq->base, cqe);
-	if (ret)
-		goto err_free;
-	cq->base.cqe = cqe;
-	*cq_out = &cq->base;
-	return 0;
-
-err_free:
-	free(cq);
-err_res:
-	self_res_put(sctx, SELF_RES_CQ);
-	return ret;
+	return sw_cq_create(&self_cq_ops, ctx, cqe, cq_out);
 }
 
 int self_cq_destroy(struct openrdma_cq *cq)
 {
-	struct self_cq *scq = to_self_cq(cq);
-
-	sw_cq_fini(&scq->sw);
-	self_res_put(to_self_ctx(cq->obj.ctx), SELF_RES_CQ);
-	free(scq);
-	return 0;
+	return sw_cq_destroy(&self_cq_ops, cq);
 }
 
 int self_cq_poll(struct openrdma_cq *cq, int num_entries,
@@ -53,66 +45,25 @@ int self_cq_poll(struct openrdma_cq *cq, int num_entries,
 
 int self_cq_resize(struct openrdma_cq *cq, int cqe)
 {
-	int ret;
-
-	if (cqe < 1 || cqe > SELF_MAX_CQE)
-		return -OPENRDMA_EINVAL;
-	ret = sw_cq_resize(&to_self_cq(cq)->sw, cqe);
-	if (!ret)
-		cq->cqe = cqe;
-	return ret;
+	return sw_cq_set_size(&self_cq_ops, cq, cqe);
 }
 
 int self_srq_create(struct openrdma_pd *pd,
 		    struct openrdma_srq_init_attr *init_attr,
 		    struct openrdma_srq **srq_out)
 {
-	struct self_ctx *sctx = to_self_ctx(pd->obj.ctx);
-	struct openrdma_srq_attr *attr = &init_attr->attr;
-	struct self_srq *srq;
-	int ret;
-
-	if (!attr->max_wr || attr->max_wr > SELF_MAX_SRQ_WR ||
-	    attr->max_sge > SELF_MAX_SGE)
-		return -OPENRDMA_EINVAL;
-	ret = self_res_get(sctx, SELF_RES_SRQ);
-	if (ret)
-		return ret;
-	ret = -OPENRDMA_ENOMEM;
-	srq = calloc(1, sizeof(*srq));
-	if (!srq)
-		goto err_res;
-	srq->base.pd = pd;
-	ret = sw_srq_init(&srq->sw, &srq->base, attr);
-	if (ret)
-		goto err_free;
-	/* granted as asked; the limit is armed by srq_modify only */
-	attr->srq_limit = 0;
-	*srq_out = &srq->base;
-	return 0;
-
-err_free:
-	free(srq);
-err_res:
-	self_res_put(sctx, SELF_RES_SRQ);
-	return ret;
+	return sw_srq_create(&self_cq_ops, pd, init_attr, srq_out);
 }
 
 int self_srq_destroy(struct openrdma_srq *srq)
 {
-	struct self_srq *ssrq = to_self_srq(srq);
-
-	sw_srq_fini(&ssrq->sw);
-	self_res_put(to_self_ctx(srq->obj.ctx), SELF_RES_SRQ);
-	free(ssrq);
-	return 0;
+	return sw_srq_destroy(&self_cq_ops, srq);
 }
 
 int self_srq_modify(struct openrdma_srq *srq, struct openrdma_srq_attr *attr,
 		    int attr_mask)
 {
-	return sw_srq_modify(&to_self_srq(srq)->sw, attr, attr_mask,
-			     SELF_MAX_SRQ_WR);
+	return sw_srq_set_attr(&self_cq_ops, srq, attr, attr_mask);
 }
 
 int self_srq_post_recv(struct openrdma_srq *srq, struct openrdma_recv_wr *wr,

@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <arpa/inet.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,25 +11,40 @@
 
 #include "transports/self/self.h"
 
-static const int res_max[SELF_RES_NUM] = {
-	[SELF_RES_PD] = SELF_MAX_PD, [SELF_RES_MR] = SELF_MAX_MR,
-	[SELF_RES_MW] = SELF_MAX_MW, [SELF_RES_CQ] = SELF_MAX_CQ,
-	[SELF_RES_QP] = SELF_MAX_QP, [SELF_RES_SRQ] = SELF_MAX_SRQ,
-	[SELF_RES_AH] = SELF_MAX_AH,
+static const struct sw_dev_limits self_limits = {
+	.transport = "self",
+	.res_max = {
+		[SW_RES_PD] = SELF_MAX_PD, [SW_RES_MR] = SELF_MAX_MR,
+		[SW_RES_MW] = SELF_MAX_MW, [SW_RES_CQ] = SELF_MAX_CQ,
+		[SW_RES_QP] = SELF_MAX_QP, [SW_RES_SRQ] = SELF_MAX_SRQ,
+		[SW_RES_AH] = SELF_MAX_AH,
+	},
+	.max_mr_size = SELF_MAX_MR_SIZE,
+	.max_msg_size = SELF_MAX_MSG_SIZE,
+	.max_ud_msg = SELF_MAX_UD_MSG,
+	.max_qp_wr = SELF_MAX_QP_WR,
+	.max_sge = SELF_MAX_SGE,
+	.max_inline = SELF_MAX_INLINE,
+	.max_cqe = SELF_MAX_CQE,
+	.max_srq_wr = SELF_MAX_SRQ_WR,
+	.max_rd_atom = SELF_MAX_RD_ATOM,
+	.pdata_connect = SELF_PDATA_CONNECT,
+	.pdata_accept = SELF_PDATA_ACCEPT,
+	.pdata_reject = SELF_PDATA_REJECT,
+	.pdata_disconnect = SELF_PDATA_DISCONNECT,
+	.atomic_cap = OPENRDMA_ATOMIC_HCA,
+	.link_layer = OPENRDMA_LINK_LAYER_LOOPBACK,
 };
 
-int self_res_get(struct self_ctx *sctx, enum self_res res)
+int self_res_get(struct openrdma_context *ctx, enum sw_res res)
 {
-	if (atomic_fetch_add(&sctx->count[res], 1) >= res_max[res]) {
-		atomic_fetch_sub(&sctx->count[res], 1);
-		return -OPENRDMA_ENOMEM;
-	}
-	return 0;
+	return sw_res_get(&to_self_ctx(ctx)->count[res],
+			  self_limits.res_max[res]);
 }
 
-void self_res_put(struct self_ctx *sctx, enum self_res res)
+void self_res_put(struct openrdma_context *ctx, enum sw_res res)
 {
-	atomic_fetch_sub(&sctx->count[res], 1);
+	sw_res_put(&to_self_ctx(ctx)->count[res]);
 }
 
 void self_port_addr(struct sockaddr_storage *addr)
@@ -144,47 +158,9 @@ void self_port_event(struct self_ctx *sctx)
 int self_device_query(struct openrdma_context *ctx,
 		      struct openrdma_device_attr *attr)
 {
-	memset(attr, 0, sizeof(*attr));
-	strcpy(attr->transport, "self");
-	snprintf(attr->fw_ver, sizeof(attr->fw_ver), "openrdma %s",
-		 OPENRDMA_VERSION_STRING);
+	sw_device_attr_init(attr, &self_limits);
 	/* locally administered, and the same in every process */
 	attr->node_guid = 0x020000fffe000001ull;
-	attr->node_transport = OPENRDMA_NODE_SOFTWARE;
-	attr->max_mr_size = SELF_MAX_MR_SIZE;
-	/* any power of two from 4 KiB: memory is never pinned */
-	attr->page_size_cap = ~0xfffull;
-	attr->max_msg_size = SELF_MAX_MSG_SIZE;
-	attr->device_cap_flags =
-		OPENRDMA_DEVICE_RC | OPENRDMA_DEVICE_UD | OPENRDMA_DEVICE_SRQ |
-		OPENRDMA_DEVICE_MW_TYPE1 | OPENRDMA_DEVICE_MW_TYPE2 |
-		OPENRDMA_DEVICE_SEND_INV | OPENRDMA_DEVICE_ZERO_BASED |
-		OPENRDMA_DEVICE_THREE_WAY | OPENRDMA_DEVICE_RNR_RETRY |
-		OPENRDMA_DEVICE_SRQ_LIMIT | OPENRDMA_DEVICE_PEER_CAN_READ_RMR;
-	attr->max_qp = SELF_MAX_QP;
-	attr->max_qp_wr = SELF_MAX_QP_WR;
-	attr->max_sge = SELF_MAX_SGE;
-	attr->max_sge_rd = SELF_MAX_SGE;
-	attr->max_inline_data = SELF_MAX_INLINE;
-	attr->max_cq = SELF_MAX_CQ;
-	attr->max_cqe = SELF_MAX_CQE;
-	attr->max_mr = SELF_MAX_MR;
-	attr->max_pd = SELF_MAX_PD;
-	attr->max_qp_rd_atom = SELF_MAX_RD_ATOM;
-	attr->max_qp_init_rd_atom = SELF_MAX_RD_ATOM;
-	attr->atomic_cap = OPENRDMA_ATOMIC_HCA;
-	attr->max_mw = SELF_MAX_MW;
-	attr->max_ah = SELF_MAX_AH;
-	attr->max_srq = SELF_MAX_SRQ;
-	attr->max_srq_wr = SELF_MAX_SRQ_WR;
-	attr->max_srq_sge = SELF_MAX_SGE;
-	attr->max_pkeys = 1;
-	attr->phys_port_cnt = 1;
-	attr->max_pdata_connect = SELF_PDATA_CONNECT;
-	attr->max_pdata_accept = SELF_PDATA_ACCEPT;
-	attr->max_pdata_reject = SELF_PDATA_REJECT;
-	attr->max_pdata_disconnect = SELF_PDATA_DISCONNECT;
-	attr->max_ud_msg_size = SELF_MAX_UD_MSG;
 	return 0;
 }
 
@@ -194,14 +170,7 @@ int self_port_query(struct openrdma_context *ctx, uint8_t port_num,
 	if (port_num != SELF_PORT)
 		return -OPENRDMA_EINVAL;
 	self_port_event(to_self_ctx(ctx));
-	memset(attr, 0, sizeof(*attr));
-	attr->state = OPENRDMA_PORT_ACTIVE;
-	attr->max_mtu = OPENRDMA_MTU_4096;
-	attr->active_mtu = OPENRDMA_MTU_4096;
-	attr->gid_tbl_len = 1;
-	attr->max_msg_sz = SELF_MAX_MSG_SIZE;
-	attr->lid = 0;
-	attr->link_layer = OPENRDMA_LINK_LAYER_LOOPBACK;
+	sw_port_attr_init(attr, &self_limits);
 	self_port_addr(&attr->addr);
 	return 0;
 }

@@ -1,201 +1,90 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
-/* Protection domains, memory regions and windows, address handles. */
-#include <stdlib.h>
-
-#include "core/sw/mw.h"
+/*
+ * Protection domains, memory regions and windows, address handles: the
+ * toolkit's (core/sw/sw_mem_ops.c), with self's limits and address check.
+ */
+#include "core/sw/sw_ops.h"
 #include "transports/self/self.h"
 
-static struct self_ctx *pd_ctx(struct openrdma_pd *pd)
+static struct sw_keymap *keymap(struct openrdma_context *ctx)
 {
-	return to_self_ctx(pd->obj.ctx);
+	return to_self_ctx(ctx)->keymap;
 }
+
+static void pd_init(struct openrdma_context *ctx, struct openrdma_pd *pd)
+{
+	self_port_event(to_self_ctx(ctx));
+}
+
+static void ah_init(struct openrdma_ah *ah, const struct openrdma_ah_attr *attr)
+{
+	struct self_ah *sah = to_self_ah(ah);
+
+	sah->attr = *attr;
+	/* an address elsewhere is not an error: datagrams to it are lost */
+	sah->local = self_ah_attr_local(attr);
+}
+
+static const struct sw_mem_ops self_mem_ops = {
+	.max_mr_size = SELF_MAX_MR_SIZE,
+	.pd_size = sizeof(struct self_pd),
+	.mr_size = sizeof(struct self_mr),
+	.mw_size = sizeof(struct self_mw),
+	.ah_size = sizeof(struct self_ah),
+	.res_get = self_res_get,
+	.res_put = self_res_put,
+	.keymap = keymap,
+	.pd_init = pd_init,
+	.ah_init = ah_init,
+};
 
 int self_pd_alloc(struct openrdma_context *ctx, struct openrdma_pd **pd_out)
 {
-	struct self_ctx *sctx = to_self_ctx(ctx);
-	struct self_pd *pd;
-	int ret;
-
-	self_port_event(sctx);
-	ret = self_res_get(sctx, SELF_RES_PD);
-	if (ret)
-		return ret;
-	pd = calloc(1, sizeof(*pd));
-	if (!pd) {
-		self_res_put(sctx, SELF_RES_PD);
-		return -OPENRDMA_ENOMEM;
-	}
-	*pd_out = &pd->base;
-	return 0;
+	return sw_pd_alloc(&self_mem_ops, ctx, pd_out);
 }
 
 int self_pd_dealloc(struct openrdma_pd *pd)
 {
-	self_res_put(pd_ctx(pd), SELF_RES_PD);
-	free(pd);
-	return 0;
-}
-
-static int mr_attr(struct openrdma_pd *pd, void *addr, size_t length,
-		   int access, struct openrdma_mr *owner,
-		   struct sw_key_attr *attr)
-{
-	if (length > SELF_MAX_MR_SIZE)
-		return -OPENRDMA_EINVAL;
-	/* the device writes where remote peers may write */
-	if ((access &
-	     (OPENRDMA_ACCESS_REMOTE_WRITE | OPENRDMA_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & OPENRDMA_ACCESS_LOCAL_WRITE))
-		return -OPENRDMA_EINVAL;
-	attr->type = SW_KEY_MR;
-	attr->va = (uintptr_t)addr;
-	attr->length = length;
-	attr->access = (unsigned int)access;
-	attr->pd = pd;
-	attr->owner = owner;
-	return 0;
+	return sw_pd_dealloc(&self_mem_ops, pd);
 }
 
 int self_mr_reg(struct openrdma_pd *pd, void *addr, size_t length, int access,
 		struct openrdma_mr **mr_out)
 {
-	struct self_ctx *sctx = pd_ctx(pd);
-	struct sw_key_attr attr;
-	struct self_mr *mr;
-	uint32_t key;
-	int ret;
-
-	ret = self_res_get(sctx, SELF_RES_MR);
-	if (ret)
-		return ret;
-	ret = -OPENRDMA_ENOMEM;
-	mr = calloc(1, sizeof(*mr));
-	if (!mr)
-		goto err_res;
-	ret = mr_attr(pd, addr, length, access, &mr->base, &attr);
-	if (ret)
-		goto err_free;
-	ret = sw_keymap_add(sctx->keymap, &attr, &key);
-	if (ret)
-		goto err_free;
-	mr->base.pd = pd;
-	mr->base.addr = addr;
-	mr->base.length = length;
-	mr->base.access = access;
-	/* one key serves both: the access check tells local from remote */
-	mr->base.lkey = key;
-	mr->base.rkey = key;
-	*mr_out = &mr->base;
-	return 0;
-
-err_free:
-	free(mr);
-err_res:
-	self_res_put(sctx, SELF_RES_MR);
-	return ret;
+	return sw_mr_reg(&self_mem_ops, pd, addr, length, access, mr_out);
 }
 
 int self_mr_rereg(struct openrdma_mr *mr, int flags, struct openrdma_pd *pd,
 		  void *addr, size_t length, int access)
 {
-	struct sw_key_attr attr;
-	int ret;
-
-	if (!(flags & OPENRDMA_REREG_CHANGE_PD))
-		pd = mr->pd;
-	if (!(flags & OPENRDMA_REREG_CHANGE_TRANSLATION)) {
-		addr = mr->addr;
-		length = mr->length;
-	}
-	if (!(flags & OPENRDMA_REREG_CHANGE_ACCESS))
-		access = mr->access;
-	ret = mr_attr(pd, addr, length, access, mr, &attr);
-	if (ret)
-		return ret;
-	return sw_keymap_modify(pd_ctx(mr->pd)->keymap, mr->lkey, &attr);
+	return sw_mr_rereg(&self_mem_ops, mr, flags, pd, addr, length, access);
 }
 
 int self_mr_dereg(struct openrdma_mr *mr)
 {
-	struct self_ctx *sctx = pd_ctx(mr->pd);
-	int ret;
-
-	ret = sw_keymap_remove(sctx->keymap, mr->lkey);
-	/* windows bound to it keep it */
-	if (ret == -OPENRDMA_EBUSY)
-		return ret;
-	self_res_put(sctx, SELF_RES_MR);
-	free(mr);
-	return 0;
+	return sw_mr_dereg(&self_mem_ops, mr);
 }
 
 int self_mw_alloc(struct openrdma_pd *pd, enum openrdma_mw_type type,
 		  struct openrdma_mw **mw_out)
 {
-	struct self_ctx *sctx = pd_ctx(pd);
-	struct self_mw *mw;
-	int ret;
-
-	ret = self_res_get(sctx, SELF_RES_MW);
-	if (ret)
-		return ret;
-	ret = -OPENRDMA_ENOMEM;
-	mw = calloc(1, sizeof(*mw));
-	if (!mw)
-		goto err_res;
-	mw->base.pd = pd;
-	mw->base.type = type;
-	ret = sw_mw_init(sctx->keymap, &mw->base);
-	if (ret)
-		goto err_free;
-	*mw_out = &mw->base;
-	return 0;
-
-err_free:
-	free(mw);
-err_res:
-	self_res_put(sctx, SELF_RES_MW);
-	return ret;
+	return sw_mw_alloc(&self_mem_ops, pd, type, mw_out);
 }
 
 int self_mw_dealloc(struct openrdma_mw *mw)
 {
-	struct self_ctx *sctx = pd_ctx(mw->pd);
-
-	sw_mw_fini(sctx->keymap, mw);
-	self_res_put(sctx, SELF_RES_MW);
-	free(mw);
-	return 0;
+	return sw_mw_dealloc(&self_mem_ops, mw);
 }
 
 int self_ah_create(struct openrdma_pd *pd, struct openrdma_ah_attr *attr,
 		   struct openrdma_ah **ah_out)
 {
-	struct self_ctx *sctx = pd_ctx(pd);
-	struct self_ah *ah;
-	int ret;
-
-	ret = self_res_get(sctx, SELF_RES_AH);
-	if (ret)
-		return ret;
-	ah = calloc(1, sizeof(*ah));
-	if (!ah) {
-		self_res_put(sctx, SELF_RES_AH);
-		return -OPENRDMA_ENOMEM;
-	}
-	ah->base.pd = pd;
-	ah->attr = *attr;
-	/* an address elsewhere is not an error: datagrams to it are lost */
-	ah->local = self_ah_attr_local(attr);
-	*ah_out = &ah->base;
-	return 0;
+	return sw_ah_create(&self_mem_ops, pd, attr, ah_out);
 }
 
 int self_ah_destroy(struct openrdma_ah *ah)
 {
-	self_res_put(pd_ctx(ah->pd), SELF_RES_AH);
-	free(to_self_ah(ah));
-	return 0;
+	return sw_ah_destroy(&self_mem_ops, ah);
 }
 
 int self_ah_attr_from_wc(struct openrdma_context *ctx, uint8_t port_num,

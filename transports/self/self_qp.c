@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "transports/self/self.h"
@@ -82,6 +83,19 @@ static void rnr_fire(struct sw_timer_entry *entry)
 	sw_qp_progress(&qp->sw);
 }
 
+static const struct sw_qp_create_ops qp_create_ops = {
+	.max_wr = SELF_MAX_QP_WR,
+	.max_sge = SELF_MAX_SGE,
+	.max_inline = SELF_MAX_INLINE,
+	.max_msg_size = SELF_MAX_MSG_SIZE,
+	.max_ud_msg = SELF_MAX_UD_MSG,
+	.qp_size = sizeof(struct self_qp),
+	.cq_sw = offsetof(struct self_cq, sw),
+	.srq_sw = offsetof(struct self_srq, sw),
+	.res_get = self_res_get,
+	.res_put = self_res_put,
+};
+
 int self_qp_create(struct openrdma_pd *pd,
 		   struct openrdma_qp_init_attr *init_attr,
 		   struct openrdma_qp **qp_out)
@@ -89,42 +103,15 @@ int self_qp_create(struct openrdma_pd *pd,
 	struct self_ctx *sctx = to_self_ctx(pd->obj.ctx);
 	struct sw_qp_init init = { 0 };
 	struct openrdma_qp_cap *cap;
+	struct openrdma_qp *base;
 	struct self_qp *qp;
 	int ret;
 
-	if (init_attr->qp_type != OPENRDMA_QPT_RC &&
-	    init_attr->qp_type != OPENRDMA_QPT_UD)
-		return -OPENRDMA_EOPNOTSUPP;
-	ret = self_res_get(sctx, SELF_RES_QP);
+	ret = sw_qp_alloc(&qp_create_ops, pd, init_attr, &init, &base);
 	if (ret)
 		return ret;
-	ret = -OPENRDMA_ENOMEM;
-	qp = calloc(1, sizeof(*qp));
-	if (!qp)
-		goto err_res;
-
-	/* the toolkit reads these before the core fills them */
-	qp->base.pd = pd;
-	qp->base.send_cq = init_attr->send_cq;
-	qp->base.recv_cq = init_attr->recv_cq;
-	qp->base.srq = init_attr->srq;
-	qp->base.qp_context = init_attr->qp_context;
-	qp->base.qp_type = init_attr->qp_type;
-	qp->base.sq_sig_all = init_attr->sq_sig_all;
+	qp = to_self_qp(base);
 	cap = &qp->base.cap;
-	*cap = init_attr->cap;
-	if (init_attr->srq) {
-		cap->max_recv_wr = 0;
-		cap->max_recv_sge = 0;
-	}
-	if (cap->max_send_wr > SELF_MAX_QP_WR ||
-	    cap->max_recv_wr > SELF_MAX_QP_WR ||
-	    cap->max_send_sge > SELF_MAX_SGE ||
-	    cap->max_recv_sge > SELF_MAX_SGE ||
-	    cap->max_inline_data > SELF_MAX_INLINE) {
-		ret = -OPENRDMA_EINVAL;
-		goto err_free;
-	}
 	qp->ctx = sctx;
 	qp->rnr_entry.fn = rnr_fire;
 	atomic_init(&qp->users, 0);
@@ -132,12 +119,6 @@ int self_qp_create(struct openrdma_pd *pd,
 
 	init.ops = &self_sw_qp_ops;
 	init.keymap = sctx->keymap;
-	init.send_cq = &to_self_cq(init_attr->send_cq)->sw;
-	init.recv_cq = &to_self_cq(init_attr->recv_cq)->sw;
-	init.srq = init_attr->srq ? &to_self_srq(init_attr->srq)->sw : NULL;
-	init.max_msg_size = init_attr->qp_type == OPENRDMA_QPT_UD ?
-				    SELF_MAX_UD_MSG :
-				    SELF_MAX_MSG_SIZE;
 	init.rnr_scale = sctx->rnr_scale;
 	ret = sw_qp_init(&qp->sw, &qp->base, &init);
 	if (ret)
@@ -153,9 +134,7 @@ int self_qp_create(struct openrdma_pd *pd,
 err_sw:
 	sw_qp_fini(&qp->sw);
 err_free:
-	free(qp);
-err_res:
-	self_res_put(sctx, SELF_RES_QP);
+	sw_qp_free(&qp_create_ops, &qp->base);
 	return ret;
 }
 
@@ -170,8 +149,7 @@ int self_qp_destroy(struct openrdma_qp *qp)
 		sched_yield();
 	sw_timer_cancel(&sctx->timer, &sqp->rnr_entry);
 	sw_qp_fini(&sqp->sw);
-	free(sqp);
-	self_res_put(sctx, SELF_RES_QP);
+	sw_qp_free(&qp_create_ops, qp);
 	return 0;
 }
 

@@ -32,8 +32,11 @@
 #include "core/sw/addr.h"
 #include "core/sw/cq.h"
 #include "core/sw/keymap.h"
+#include "core/sw/payload.h"
 #include "core/sw/qp.h"
 #include "core/sw/srq.h"
+#include "core/sw/sw_ops.h"
+#include "core/sw/sw_pipe.h"
 #include "core/sw/timer.h"
 #include "transports/shm/shm_ring.h"
 #include "transports/shm/shm_wire.h"
@@ -67,17 +70,6 @@
 /* REJECTED events' status, as openrdma_cm(3) lists them */
 #define SHM_REJ_BACKLOG (-OPENRDMA_ECONNREFUSED)
 #define SHM_REJ_CONSUMER (-OPENRDMA_EREJECTED)
-
-enum shm_res {
-	SHM_RES_PD,
-	SHM_RES_MR,
-	SHM_RES_MW,
-	SHM_RES_CQ,
-	SHM_RES_QP,
-	SHM_RES_SRQ,
-	SHM_RES_AH,
-	SHM_RES_NUM
-};
 
 /* The transport's parameters (openrdma-info -p), read at device_open. */
 struct shm_params {
@@ -134,6 +126,9 @@ struct shm_prog {
 	atomic_bool stop;
 	/* an application thread ran the receive side since the last look */
 	atomic_bool app_active;
+	/* the application armed a CQ: it may block soon, look again soon */
+	atomic_bool short_nap;
+	atomic_uint ncmds; /* commands queued: a look without the lock */
 	struct shm_slot *slots;
 	_Atomic uint32_t hwm; /* slots in use are below it */
 	pthread_mutex_t lock; /* slot allocation, commands */
@@ -189,9 +184,6 @@ static inline void shm_epoch_exit(struct shm_epoch *e, int slot)
 	atomic_fetch_sub_explicit(&e->readers[slot], 1, memory_order_release);
 }
 
-/* Returns once every section that began before the call has ended. */
-void shm_epoch_wait(struct shm_epoch *e);
-
 struct shm_ctx {
 	struct openrdma_context base;
 	struct shm_params par;
@@ -222,7 +214,7 @@ struct shm_ctx {
 	struct shm_link *links; /* datagram links, both directions */
 	pthread_mutex_t cm_lock;
 	_Atomic uint32_t pd_next;
-	atomic_int count[SHM_RES_NUM];
+	atomic_int count[SW_RES_NUM]; /* against the limits above */
 };
 
 struct shm_pd {
@@ -269,11 +261,34 @@ struct shm_conn {
 	struct shm_chan_hdr *own_hdr;
 	struct shm_seg theirs;
 	const struct shm_chan_hdr *peer_hdr;
-	struct shm_ring_prod req_tx; /* our requests (the SQ worker) */
-	struct shm_ring_cons resp_rx; /* their answers (the SQ worker) */
-	struct shm_ring_cons req_rx; /* their requests (the slot's holder) */
-	struct shm_ring_prod resp_tx; /* our answers (the slot's holder) */
-	uint32_t seq; /* last request number */
+	/* our requests: the QP's transmitter (qp->tx_busy) */
+	struct shm_ring_prod req_tx;
+	/* the rest: whoever holds the slot */
+	struct shm_ring_cons resp_rx; /* their answers */
+	struct shm_ring_cons req_rx; /* their requests */
+	struct shm_ring_prod resp_tx; /* our answers */
+	/* transmitter: a payload streamed through the data ring */
+	struct {
+		bool on;
+		uint32_t psn;
+		uint64_t left;
+		struct iovec iov[SW_MAX_SGE];
+		struct sw_iov_cursor cur;
+	} stream;
+	atomic_bool streaming; /* the slot has work without incoming data */
+	/* slot holder, initiator side: a READ coming back in RDATA */
+	struct {
+		bool on;
+		uint32_t psn;
+		int status;
+		struct iovec iov[SW_MAX_SGE];
+		struct sw_iov_cursor cur;
+	} rd;
+	/* slot holder, target side */
+	bool ack_due; /* requests up to ack_psn executed, not yet said */
+	uint32_t ack_psn;
+	bool dropping; /* after a NAK: requests are dropped ... */
+	uint32_t drop_psn; /* ... until this one comes again */
 	int slot;
 	atomic_bool dead; /* the peer QP is gone: requests fail */
 	atomic_bool cma; /* we may read and write the peer's memory */
@@ -282,9 +297,17 @@ struct shm_conn {
 struct shm_qp {
 	struct openrdma_qp base;
 	struct sw_qp sw;
+	struct sw_pipe pipe; /* RC: the send queue, pipelined */
 	struct shm_ctx *ctx;
 	uint32_t pd_id;
 	struct sw_timer_entry rnr_entry;
+	/* RC: no answer for so long: the peer is lost */
+	struct sw_timer_entry lost_entry;
+	uint32_t lost_mark; /* the pipe's acked when it was armed */
+	atomic_bool lost_armed;
+	/* RC: one thread transmits at a time (the ring's one producer) */
+	atomic_bool tx_busy;
+	atomic_bool tx_again;
 	/* deliveries and handshakes holding the QP against destruction */
 	atomic_uint users;
 	/* reachable by peers: set at the first modify, once the core has
@@ -364,8 +387,8 @@ int shm_port_query(struct openrdma_context *ctx, uint8_t port_num,
 		   struct openrdma_port_attr *attr);
 int shm_gid_query(struct openrdma_context *ctx, uint8_t port_num, int index,
 		  union openrdma_gid *gid);
-int shm_res_get(struct shm_ctx *sctx, enum shm_res res);
-void shm_res_put(struct shm_ctx *sctx, enum shm_res res);
+int shm_res_get(struct openrdma_context *ctx, enum sw_res res);
+void shm_res_put(struct openrdma_context *ctx, enum sw_res res);
 /* The port's address (127.0.0.1, port 0) and GID. */
 void shm_port_addr(struct sockaddr_storage *addr);
 void shm_port_gid(union openrdma_gid *gid);
@@ -448,8 +471,10 @@ int shm_slot_add(struct shm_ctx *sctx, enum shm_slot_kind kind, void *obj);
 void shm_slot_del(struct shm_ctx *sctx, int slot);
 /* One pass over the receive side; returns the messages handled. */
 int shm_prog_pass(struct shm_ctx *sctx);
-/* An application thread's pass (polling a CQ, waiting for an answer). */
+/* An application thread's pass (polling an empty CQ). */
 int shm_prog_poll(struct shm_ctx *sctx);
+/* The application armed a CQ: it may block. */
+void shm_prog_arm_hint(struct shm_ctx *sctx);
 /* Wakes the progress thread (to look at the command queue, or a hint). */
 void shm_prog_wake(struct shm_ctx *sctx);
 /* Tells a peer's progress thread about new requests if it sleeps. */
@@ -542,8 +567,6 @@ struct shm_qp *shm_qp_get(struct shm_ctx *sctx, uint32_t qpn);
 void shm_qp_put(struct shm_qp *qp);
 /* Writes the QP's state where the initiator's direct RDMA reads it. */
 void shm_qp_publish(struct shm_qp *qp);
-/* Works the send queue (sw_qp_progress) as a memory section. */
-void shm_qp_progress(struct shm_qp *qp);
 /* Whether send or receive requests are outstanding. */
 bool shm_qp_busy(struct shm_qp *qp, bool *sends);
 
@@ -562,6 +585,7 @@ void shm_conn_detach(struct shm_qp *qp);
 /* The QP's connection, referenced; NULL if none. */
 struct shm_conn *shm_conn_get(struct shm_qp *qp);
 void shm_conn_put(struct shm_conn *conn);
+void shm_conn_rx_settle(struct shm_qp *qp);
 /* Drains the peer's requests; returns how many were handled. */
 int shm_conn_rx(struct shm_conn *conn);
 /* Waits for a key's accesses in flight by the initiators (dereg). */
@@ -586,13 +610,26 @@ void shm_backoff_init(struct shm_backoff *b, uint64_t timeout_ns);
 int shm_backoff(struct shm_backoff *b);
 
 /* shm_rx.c: the target's side of requests */
+/* Executes the element at the head; 1: it must wait (QP not in RTR). */
 int shm_rx_request(struct shm_conn *conn, const struct shm_elem *e);
+/* The ACK for the requests executed and not yet answered, if any. */
+int shm_rx_ack(struct shm_conn *conn);
 
-/* shm_exec.c: the initiator's side */
+/* Sends an answer (the slot's holder); waits for room, never drops. */
+int shm_answer(struct shm_conn *conn, const struct shm_elem *tmpl);
+
+/* shm_exec.c: UD sends, and the toolkit's operations */
 extern const struct sw_qp_ops shm_sw_qp_ops;
-/* Sends an answer for request seq (rx side). */
-int shm_resp_send(struct shm_conn *conn, uint32_t seq, int status,
-		  uint8_t rnr_timer, uint64_t result);
+
+/* shm_tx.c: the RC initiator */
+/* Transmits what the send queue holds, as far as the ring takes it;
+ * never waits.  Any thread. */
+void shm_tx(struct shm_qp *qp);
+/* The peer cannot be reached: what is outstanding fails. */
+void shm_tx_lost(struct shm_qp *qp, enum openrdma_wc_status status, int event);
+/* A request's answer (the slot's holder); returns the messages taken. */
+int shm_tx_answers(struct shm_conn *conn);
+void shm_tx_lost_fire(struct sw_timer_entry *entry);
 
 /* shm_link.c: datagrams */
 int shm_link_send(struct shm_ctx *sctx, uint32_t node,
@@ -626,7 +663,7 @@ int shm_cm_disconnect(struct openrdma_cm_id *id, const void *private_data,
 int shm_cm_local_addr(struct openrdma_cm_id *id, struct sockaddr_storage *addr);
 int shm_cm_peer_addr(struct openrdma_cm_id *id, struct sockaddr_storage *addr);
 
-/* shm_time.c-free helpers */
+/* Timing */
 /* IB's local ACK timeout (4.096 us << timeout) in ns; 0 means none. */
 static inline uint64_t shm_ib_timeout_ns(uint8_t timeout)
 {

@@ -24,13 +24,6 @@
 
 #include "transports/shm/shm.h"
 
-#define EPHEMERAL_FIRST 49152
-#define EPHEMERAL_LAST 65535
-#define DEFAULT_BACKLOG 128
-/* RNR NAK timer the CM gives QPs: 0.64 ms, as IB CMs commonly do */
-#define CM_MIN_RNR_TIMER 12
-#define CM_TIMEOUT 14
-
 enum cm_state {
 	CM_IDLE,
 	CM_LISTEN,
@@ -40,15 +33,6 @@ enum cm_state {
 	CM_REP_SENT, /* passive: waiting for RTU */
 	CM_ESTABLISHED,
 	CM_DISCONNECTED,
-};
-
-/* What one side asked for in connect or accept. */
-struct cm_param {
-	uint8_t responder_resources;
-	uint8_t initiator_depth;
-	uint8_t retry_count;
-	uint8_t rnr_retry_count;
-	bool three_way;
 };
 
 struct cm_pending;
@@ -70,8 +54,8 @@ struct shm_cm_id {
 	/* passive id while its request is pending */
 	struct shm_cm_id *listener;
 	struct shm_cm_id *prev, *next;
-	struct cm_param mine;
-	struct cm_param theirs;
+	struct sw_cm_param mine;
+	struct sw_cm_param theirs;
 	uint32_t peer_qpn;
 };
 
@@ -87,26 +71,7 @@ static struct shm_cm_id *to_cm_id(struct openrdma_cm_id *id)
 	return openrdma_container_of(id, struct shm_cm_id, base);
 }
 
-static void param_set(struct cm_param *p,
-		      const struct openrdma_conn_param *param)
-{
-	memset(p, 0, sizeof(*p));
-	if (!param) {
-		/* librdmacm's defaults without a param: all it can have */
-		p->responder_resources = SHM_MAX_RD_ATOM;
-		p->initiator_depth = SHM_MAX_RD_ATOM;
-		p->retry_count = 7;
-		p->rnr_retry_count = 7;
-		return;
-	}
-	p->responder_resources = param->responder_resources;
-	p->initiator_depth = param->initiator_depth;
-	p->retry_count = param->retry_count;
-	p->rnr_retry_count = param->rnr_retry_count;
-	p->three_way = param->three_way;
-}
-
-static void param_from_msg(struct cm_param *p, const struct shm_msg_cm *m)
+static void param_from_msg(struct sw_cm_param *p, const struct shm_msg_cm *m)
 {
 	memset(p, 0, sizeof(*p));
 	p->responder_resources = m->responder_resources;
@@ -118,8 +83,8 @@ static void param_from_msg(struct cm_param *p, const struct shm_msg_cm *m)
 
 /* Sends a CM message; with cm_lock held and the id's socket open. */
 static int cm_send(struct shm_cm_id *id, enum shm_msg_type type, uint32_t qpn,
-		   int32_t status, const struct cm_param *p, const void *pdata,
-		   uint8_t len)
+		   int32_t status, const struct sw_cm_param *p,
+		   const void *pdata, uint8_t len)
 {
 	struct shm_msg_cm m;
 
@@ -147,113 +112,24 @@ static void event_init(struct openrdma_cm_event *ev,
 		       enum openrdma_cm_event_type type,
 		       const struct shm_cm_id *id)
 {
-	memset(ev, 0, sizeof(*ev));
-	ev->event = type;
-	ev->src_addr = id->peer;
-	ev->dst_addr = id->local;
-}
-
-static void event_pdata(struct openrdma_cm_event *ev, const void *data,
-			uint8_t len)
-{
-	if (len)
-		memcpy(ev->param.private_data, data, len);
-	ev->param.private_data_len = len;
-}
-
-/* The remote side's view of a connect or accept: its resources swapped. */
-static void event_param(struct openrdma_cm_event *ev, const struct cm_param *p,
-			uint32_t qp_num)
-{
-	ev->param.responder_resources = p->initiator_depth;
-	ev->param.initiator_depth = p->responder_resources;
-	ev->param.qp_num = qp_num;
-}
-
-static void post(struct shm_cm_id *id, const struct openrdma_cm_event *ev)
-{
-	/* fails only while id is being destroyed: nobody is left to tell */
-	openrdma_cm_event_post(&id->base, ev);
+	sw_cm_event_init(ev, type, &id->peer, &id->local);
 }
 
 static void post_simple(struct shm_cm_id *id, enum openrdma_cm_event_type t,
 			int status)
 {
-	struct openrdma_cm_event ev;
-
-	event_init(&ev, t, id);
-	ev.status = status;
-	post(id, &ev);
+	sw_cm_event_post_status(&id->base, t, status, &id->peer, &id->local);
 }
 
-/*
- * Brings qp to RTS towards the QP numbered dest_qpn: mine is what this side
- * asked for, theirs what the other side did.  IB CM rules: remote reads and
- * atomics are allowed when this side offers responder resources, and each
- * side's RNR retry count is the one the other side sent.
- */
+/* Brings qp to RTS towards the QP numbered dest_qpn on this host. */
 static int qp_connect(struct openrdma_qp *qp, uint32_t dest_qpn,
-		      const struct cm_param *mine,
-		      const struct cm_param *theirs)
+		      const struct sw_cm_param *mine,
+		      const struct sw_cm_param *theirs)
 {
-	unsigned int rd = mine->responder_resources ?
-				  OPENRDMA_ACCESS_REMOTE_READ |
-					  OPENRDMA_ACCESS_REMOTE_ATOMIC :
-				  0;
-	struct openrdma_qp_attr attr;
-	int ret;
+	struct sw_cm_path path = { .port_num = SHM_PORT, .dest_qpn = dest_qpn };
 
-	if (atomic_load(&qp->state) == OPENRDMA_QPS_RESET) {
-		memset(&attr, 0, sizeof(attr));
-		attr.qp_state = OPENRDMA_QPS_INIT;
-		attr.port_num = SHM_PORT;
-		attr.qp_access_flags = OPENRDMA_ACCESS_REMOTE_WRITE | rd;
-		ret = openrdma_qp_modify(
-			qp, &attr,
-			OPENRDMA_QP_STATE | OPENRDMA_QP_PKEY_INDEX |
-				OPENRDMA_QP_PORT | OPENRDMA_QP_ACCESS_FLAGS);
-		if (ret)
-			return ret;
-	}
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = OPENRDMA_QPS_RTR;
-	attr.path_mtu = OPENRDMA_MTU_4096;
-	attr.dest_qp_num = dest_qpn;
-	attr.max_dest_rd_atomic = mine->responder_resources;
-	attr.min_rnr_timer = CM_MIN_RNR_TIMER;
-	attr.qp_access_flags =
-		atomic_load(&to_shm_qp(qp)->sw.access_flags) | rd;
-	attr.ah_attr.port_num = SHM_PORT;
-	shm_port_addr(&attr.ah_attr.addr);
-	ret = openrdma_qp_modify(
-		qp, &attr,
-		OPENRDMA_QP_STATE | OPENRDMA_QP_AV | OPENRDMA_QP_PATH_MTU |
-			OPENRDMA_QP_DEST_QPN | OPENRDMA_QP_RQ_PSN |
-			OPENRDMA_QP_MAX_DEST_RD_ATOMIC |
-			OPENRDMA_QP_MIN_RNR_TIMER | OPENRDMA_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = OPENRDMA_QPS_RTS;
-	attr.timeout = CM_TIMEOUT;
-	attr.retry_cnt = mine->retry_count;
-	attr.rnr_retry = theirs->rnr_retry_count;
-	attr.max_rd_atomic = mine->initiator_depth;
-	return openrdma_qp_modify(
-		qp, &attr,
-		OPENRDMA_QP_STATE | OPENRDMA_QP_TIMEOUT |
-			OPENRDMA_QP_RETRY_CNT | OPENRDMA_QP_RNR_RETRY |
-			OPENRDMA_QP_SQ_PSN | OPENRDMA_QP_MAX_QP_RD_ATOMIC);
-}
-
-static void qp_error(struct openrdma_qp *qp)
-{
-	struct openrdma_qp_attr attr = { .qp_state = OPENRDMA_QPS_ERR };
-
-	if (qp)
-		openrdma_qp_modify(qp, &attr, OPENRDMA_QP_STATE);
+	shm_port_addr(&path.addr);
+	return sw_cm_qp_connect(qp, &to_shm_qp(qp)->sw, &path, mine, theirs);
 }
 
 /* Ends a pending request on its listener.  Called with cm_lock held. */
@@ -390,8 +266,8 @@ static void request_in(struct shm_ctx *sctx, struct cm_pending *p,
 
 	event_init(&ev, OPENRDMA_CM_EVENT_CONNECT_REQUEST, n);
 	ev.listen_id = &l->base;
-	event_param(&ev, &n->theirs, m->qpn);
-	event_pdata(&ev, m->pdata, m->pdata_len);
+	sw_cm_event_param(&ev, &n->theirs, m->qpn);
+	sw_cm_event_pdata(&ev, m->pdata, m->pdata_len);
 	if (openrdma_cm_event_post(&n->base, &ev)) {
 		/* the listener is being destroyed: the request goes too */
 		request_done(n);
@@ -479,7 +355,8 @@ static void listen_watch_cmd(void *arg)
 /* Binds port (0: an ephemeral one) as our listening socket. */
 static int port_bind(uint16_t *port, int *fd)
 {
-	uint32_t start = 0, i, n = EPHEMERAL_LAST - EPHEMERAL_FIRST + 1;
+	uint32_t start = 0, i,
+		 n = SW_CM_EPHEMERAL_LAST - SW_CM_EPHEMERAL_FIRST + 1;
 	int ret = -OPENRDMA_EADDRINUSE;
 
 	if (*port)
@@ -487,7 +364,7 @@ static int port_bind(uint16_t *port, int *fd)
 	if (getrandom(&start, sizeof(start), 0) < 0)
 		start = (uint32_t)getpid();
 	for (i = 0; i < n && ret == -OPENRDMA_EADDRINUSE; i++) {
-		*port = (uint16_t)(EPHEMERAL_FIRST + (start + i) % n);
+		*port = (uint16_t)(SW_CM_EPHEMERAL_FIRST + (start + i) % n);
 		ret = shm_sock_listen(SHM_SOCK_PORT, *port, fd);
 	}
 	return ret;
@@ -518,7 +395,7 @@ int shm_cm_listen(struct openrdma_cm_id *base, const struct sockaddr *addr,
 	memcpy(&id->local, addr, sw_addr_len(addr));
 	sw_addr_set_port((struct sockaddr *)&id->local, port);
 	id->fd = fd;
-	id->backlog = backlog ? backlog : DEFAULT_BACKLOG;
+	id->backlog = backlog ? backlog : SW_CM_DEFAULT_BACKLOG;
 	id->state = CM_LISTEN;
 	pthread_mutex_unlock(&sctx->cm_lock);
 	shm_prog_run(sctx, listen_watch_cmd, id);
@@ -536,13 +413,13 @@ static int accept_request(struct shm_cm_id *id, struct openrdma_qp *qp,
 			  const struct openrdma_conn_param *param)
 {
 	struct shm_ctx *sctx = id->ctx;
-	struct cm_param mine, theirs;
+	struct sw_cm_param mine, theirs;
 	uint32_t peer_qpn;
 	int ret;
 
 	pthread_mutex_lock(&sctx->cm_lock);
 	ret = id->gone ? -OPENRDMA_ECONNABORTED : 0;
-	param_set(&id->mine, param);
+	sw_cm_param_set(&id->mine, param, SHM_MAX_RD_ATOM);
 	mine = id->mine;
 	theirs = id->theirs;
 	peer_qpn = id->peer_qpn;
@@ -569,7 +446,7 @@ static int accept_request(struct shm_cm_id *id, struct openrdma_qp *qp,
 	}
 	pthread_mutex_unlock(&sctx->cm_lock);
 	if (ret)
-		qp_error(qp);
+		sw_cm_qp_error(qp);
 	return ret;
 }
 
@@ -583,7 +460,7 @@ static void connect_failed(struct shm_cm_id *id,
 			   enum openrdma_cm_event_type type, int status)
 {
 	id->state = CM_IDLE;
-	qp_error(id->base.qp);
+	sw_cm_qp_error(id->base.qp);
 	post_simple(id, type, status);
 }
 
@@ -638,6 +515,8 @@ int shm_cm_connect(struct openrdma_cm_id *base, struct openrdma_qp *qp,
 
 	if (base->ps != OPENRDMA_PS_TCP)
 		return -OPENRDMA_EOPNOTSUPP;
+	/* the passive side connects to it before we modify it */
+	atomic_store(&to_shm_qp(qp)->ready, true);
 	pthread_mutex_lock(&sctx->cm_lock);
 	if (id->state != CM_IDLE || id->fd >= 0) {
 		ret = id->state == CM_LISTEN ? -OPENRDMA_EINVAL :
@@ -645,7 +524,7 @@ int shm_cm_connect(struct openrdma_cm_id *base, struct openrdma_qp *qp,
 		pthread_mutex_unlock(&sctx->cm_lock);
 		return ret;
 	}
-	param_set(&id->mine, param);
+	sw_cm_param_set(&id->mine, param, SHM_MAX_RD_ATOM);
 	memset(&id->peer, 0, sizeof(id->peer));
 	memcpy(&id->peer, dst, sw_addr_len(dst));
 	shm_port_addr(&id->local);
@@ -695,9 +574,9 @@ static bool reply_in(struct shm_cm_id *id, const struct shm_msg_cm *m)
 		id->state = CM_ESTABLISHED;
 		event_init(&ev, OPENRDMA_CM_EVENT_ESTABLISHED, id);
 	}
-	event_param(&ev, &id->theirs, m->qpn);
-	event_pdata(&ev, m->pdata, m->pdata_len);
-	post(id, &ev);
+	sw_cm_event_param(&ev, &id->theirs, m->qpn);
+	sw_cm_event_pdata(&ev, m->pdata, m->pdata_len);
+	sw_cm_event_post(&id->base, &ev);
 	return true;
 }
 
@@ -705,7 +584,7 @@ static bool reply_in(struct shm_cm_id *id, const struct shm_msg_cm *m)
 static int accept_response(struct shm_cm_id *id)
 {
 	struct shm_ctx *sctx = id->ctx;
-	struct cm_param mine, theirs;
+	struct sw_cm_param mine, theirs;
 	uint32_t peer_qpn;
 	int ret;
 
@@ -744,14 +623,14 @@ static void peer_left(struct shm_cm_id *id, int type,
 	case CM_REQ_SENT:
 		/* REJ, or no listener any more: refused */
 		id->state = CM_IDLE;
-		qp_error(id->base.qp);
+		sw_cm_qp_error(id->base.qp);
 		event_init(&ev, OPENRDMA_CM_EVENT_REJECTED, id);
 		ev.status = type == SHM_MSG_CM_REJ && m->status < 0 ?
 				    m->status :
 				    SHM_REJ_BACKLOG;
 		if (type == SHM_MSG_CM_REJ)
-			event_pdata(&ev, m->pdata, m->pdata_len);
-		post(id, &ev);
+			sw_cm_event_pdata(&ev, m->pdata, m->pdata_len);
+		sw_cm_event_post(&id->base, &ev);
 		break;
 	case CM_REQ_RCVD:
 		/* the request vanished: its accept or reject fails */
@@ -764,23 +643,27 @@ static void peer_left(struct shm_cm_id *id, int type,
 		if (type == SHM_MSG_CM_REJ && id->state == CM_REP_SENT) {
 			/* the active side refused our answer */
 			id->state = CM_IDLE;
-			qp_error(id->base.qp);
+			sw_cm_qp_error(id->base.qp);
 			event_init(&ev, OPENRDMA_CM_EVENT_REJECTED, id);
 			ev.status = SHM_REJ_CONSUMER;
-			event_pdata(&ev, m->pdata, m->pdata_len);
-			post(id, &ev);
+			sw_cm_event_pdata(&ev, m->pdata, m->pdata_len);
+			sw_cm_event_post(&id->base, &ev);
 			break;
 		}
 		id->state = CM_DISCONNECTED;
 		/* a dead peer is the data connection's business: the next
 		 * request, or what is outstanding, fails (shm_conn.c) */
-		if (!died)
-			qp_error(id->base.qp);
+		if (!died) {
+			/* answers the peer gave before it disconnected
+			 * complete their requests first */
+			shm_prog_pass(id->ctx);
+			sw_cm_qp_error(id->base.qp);
+		}
 		event_init(&ev, OPENRDMA_CM_EVENT_DISCONNECTED, id);
 		ev.status = died ? -OPENRDMA_ECONNRESET : 0;
 		if (!died)
-			event_pdata(&ev, m->pdata, m->pdata_len);
-		post(id, &ev);
+			sw_cm_event_pdata(&ev, m->pdata, m->pdata_len);
+		sw_cm_event_post(&id->base, &ev);
 		break;
 	default:
 		break;
@@ -806,8 +689,8 @@ static void conn_event(struct shm_ctx *sctx, struct shm_watch *w,
 	} else if (type == SHM_MSG_CM_RTU && id->state == CM_REP_SENT) {
 		id->state = CM_ESTABLISHED;
 		event_init(&ev, OPENRDMA_CM_EVENT_ESTABLISHED, id);
-		event_param(&ev, &id->theirs, id->peer_qpn);
-		post(id, &ev);
+		sw_cm_event_param(&ev, &id->theirs, id->peer_qpn);
+		sw_cm_event_post(&id->base, &ev);
 	} else if (type < 0 || type == SHM_MSG_CM_REJ ||
 		   type == SHM_MSG_CM_DREQ) {
 		peer_left(id, type, &m);
@@ -858,7 +741,7 @@ int shm_cm_reject(struct openrdma_cm_id *base, const void *private_data,
 	/* a rejected connection leaves the QP that waited for it in ERR,
 	 * as the IB CM does */
 	if (id->state == CM_REP_RCVD)
-		qp_error(id->base.qp);
+		sw_cm_qp_error(id->base.qp);
 	id->state = CM_IDLE;
 	pthread_mutex_unlock(&sctx->cm_lock);
 	shm_prog_run(sctx, drop_socket_cmd, id);
@@ -871,6 +754,9 @@ int shm_cm_disconnect(struct openrdma_cm_id *base, const void *private_data,
 	struct shm_cm_id *id = to_cm_id(base);
 	struct shm_ctx *sctx = id->ctx;
 
+	/* acknowledgements owed go before the DREQ, as on any RNIC */
+	if (base->qp)
+		shm_conn_rx_settle(to_shm_qp(base->qp));
 	pthread_mutex_lock(&sctx->cm_lock);
 	if (id->state != CM_ESTABLISHED && id->state != CM_REP_SENT &&
 	    id->state != CM_REP_RCVD) {
@@ -880,7 +766,7 @@ int shm_cm_disconnect(struct openrdma_cm_id *base, const void *private_data,
 	cm_send(id, SHM_MSG_CM_DREQ, 0, 0, NULL, private_data,
 		private_data_len);
 	id->state = CM_DISCONNECTED;
-	qp_error(id->base.qp);
+	sw_cm_qp_error(id->base.qp);
 	post_simple(id, OPENRDMA_CM_EVENT_DISCONNECTED, 0);
 	pthread_mutex_unlock(&sctx->cm_lock);
 	shm_prog_run(sctx, drop_socket_cmd, id);

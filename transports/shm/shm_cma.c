@@ -124,14 +124,3 @@ int shm_backoff(struct shm_backoff *b)
 		nanosleep(&nap, NULL);
 	return 0;
 }
-
-void shm_epoch_wait(struct shm_epoch *e)
-{
-	uint32_t v;
-
-	pthread_mutex_lock(&e->lock);
-	v = atomic_fetch_add(&e->epoch, 1);
-	while (atomic_load(&e->readers[v & 1]))
-		sched_yield();
-	pthread_mutex_unlock(&e->lock);
-}

@@ -76,6 +76,23 @@ struct shm_conn *shm_conn_get(struct shm_qp *qp)
 	return conn;
 }
 
+/*
+ * Waits out a drain of the QP's requests under way in another thread: the
+ * acknowledgement of a receive whose completion the application saw is
+ * in the ring before what the application sends next (a DREQ on the
+ * socket overtakes nothing).
+ */
+void shm_conn_rx_settle(struct shm_qp *qp)
+{
+	struct shm_conn *conn = shm_conn_get(qp);
+
+	if (!conn)
+		return;
+	while (atomic_load(&conn->ctx->prog.slots[conn->slot].busy))
+		sched_yield();
+	shm_conn_put(conn);
+}
+
 void shm_conn_put(struct shm_conn *conn)
 {
 	if (atomic_fetch_sub(&conn->ref, 1) == 1)
@@ -202,7 +219,8 @@ static void conn_died(struct shm_conn *conn)
 	if (!installed || !shm_qp_busy(qp, &sends))
 		return;
 	if (sends) {
-		shm_qp_progress(qp); /* the head fails, the rest flush */
+		/* the oldest fails as unanswered, the rest flush */
+		shm_tx_lost(qp, OPENRDMA_WC_RETRY_EXC_ERR, -1);
 	} else {
 		sw_qp_error(&qp->sw, OPENRDMA_EVENT_QP_FATAL);
 		shm_qp_publish(qp);
@@ -432,23 +450,36 @@ void shm_conn_detach(struct shm_qp *qp)
 int shm_conn_rx(struct shm_conn *conn)
 {
 	const struct shm_elem *e;
-	int n = 0;
+	int n, reqs = 0, ret = 0;
 
+	if (atomic_load_explicit(&conn->dead, memory_order_relaxed))
+		return 0;
+	/* answers first: they free the initiator's window */
+	n = shm_tx_answers(conn);
 	/* a bounded batch: other rings get their turn */
-	while (n < 32 &&
+	while (reqs < 64 &&
 	       !atomic_load_explicit(&conn->dead, memory_order_relaxed)) {
 		e = shm_ring_peek(&conn->req_rx);
 		if (!e)
 			break;
-		if (shm_rx_request(conn, e)) {
-			openrdma_warn("shm", "QP %u: bad message from QP %u",
-				      conn->qp->base.qp_num, conn->peer_qpn);
-			atomic_store(&conn->dead, true);
-			break;
-		}
-		n++;
+		ret = shm_rx_request(conn, e);
+		if (ret)
+			break; /* an error, or a request that must wait */
+		reqs++;
 	}
-	return n;
+	if (ret < 0) {
+		openrdma_warn("shm", "QP %u: bad message from QP %u",
+			      conn->qp->base.qp_num, conn->peer_qpn);
+		atomic_store(&conn->dead, true);
+	} else if (reqs) {
+		shm_rx_ack(conn);
+		/* the initiator may sleep: it has answers to take */
+		shm_peer_kick(conn->peer);
+	}
+	/* answers opened the window, or a stream waits for room */
+	if (n || atomic_load(&conn->streaming))
+		shm_tx(conn->qp);
+	return n + reqs;
 }
 
 void shm_conn_key_quiesce(struct shm_ctx *sctx, uint32_t key)

@@ -13,25 +13,42 @@
 
 #include "transports/shm/shm.h"
 
-static const int res_max[SHM_RES_NUM] = {
-	[SHM_RES_PD] = SHM_MAX_PD, [SHM_RES_MR] = SHM_MAX_MR,
-	[SHM_RES_MW] = SHM_MAX_MW, [SHM_RES_CQ] = SHM_MAX_CQ,
-	[SHM_RES_QP] = SHM_MAX_QP, [SHM_RES_SRQ] = SHM_MAX_SRQ,
-	[SHM_RES_AH] = SHM_MAX_AH,
+static const struct sw_dev_limits shm_limits = {
+	.transport = "shm",
+	.res_max = {
+		[SW_RES_PD] = SHM_MAX_PD, [SW_RES_MR] = SHM_MAX_MR,
+		[SW_RES_MW] = SHM_MAX_MW, [SW_RES_CQ] = SHM_MAX_CQ,
+		[SW_RES_QP] = SHM_MAX_QP, [SW_RES_SRQ] = SHM_MAX_SRQ,
+		[SW_RES_AH] = SHM_MAX_AH,
+	},
+	.max_mr_size = SHM_MAX_MR_SIZE,
+	.max_msg_size = SHM_MAX_MSG_SIZE,
+	.max_ud_msg = SHM_MAX_UD_MSG,
+	.max_qp_wr = SHM_MAX_QP_WR,
+	.max_sge = SHM_MAX_SGE,
+	.max_inline = SHM_MAX_INLINE,
+	.max_cqe = SHM_MAX_CQE,
+	.max_srq_wr = SHM_MAX_SRQ_WR,
+	.max_rd_atom = SHM_MAX_RD_ATOM,
+	.pdata_connect = SHM_PDATA_CONNECT,
+	.pdata_accept = SHM_PDATA_ACCEPT,
+	.pdata_reject = SHM_PDATA_REJECT,
+	.pdata_disconnect = SHM_PDATA_DISCONNECT,
+	.cap_flags = OPENRDMA_DEVICE_CROSS_PROCESS,
+	/* the target's CPU runs them: atomic with its own accesses too */
+	.atomic_cap = OPENRDMA_ATOMIC_GLOB,
+	.link_layer = OPENRDMA_LINK_LAYER_LOOPBACK,
 };
 
-int shm_res_get(struct shm_ctx *sctx, enum shm_res res)
+int shm_res_get(struct openrdma_context *ctx, enum sw_res res)
 {
-	if (atomic_fetch_add(&sctx->count[res], 1) >= res_max[res]) {
-		atomic_fetch_sub(&sctx->count[res], 1);
-		return -OPENRDMA_ENOMEM;
-	}
-	return 0;
+	return sw_res_get(&to_shm_ctx(ctx)->count[res],
+			  shm_limits.res_max[res]);
 }
 
-void shm_res_put(struct shm_ctx *sctx, enum shm_res res)
+void shm_res_put(struct openrdma_context *ctx, enum sw_res res)
 {
-	atomic_fetch_sub(&sctx->count[res], 1);
+	sw_res_put(&to_shm_ctx(ctx)->count[res]);
 }
 
 void shm_port_addr(struct sockaddr_storage *addr)
@@ -202,49 +219,16 @@ int shm_device_query(struct openrdma_context *ctx,
 {
 	struct shm_ctx *sctx = to_shm_ctx(ctx);
 
-	memset(attr, 0, sizeof(*attr));
-	strcpy(attr->transport, "shm");
-	/* openrdma-info shows how RDMA data moves here */
+	sw_device_attr_init(attr, &shm_limits);
+	/*
+	 * How RDMA data moves here (single copy or ring copies, and why) is
+	 * a property of this process, which the device attributes have no
+	 * field for: openrdma-info shows it in fw_ver.
+	 */
 	snprintf(attr->fw_ver, sizeof(attr->fw_ver), "openrdma %s, %s",
 		 OPENRDMA_VERSION_STRING, sctx->cma_status);
 	/* locally administered, the same for every context of the host */
 	attr->node_guid = 0x020000fffe000002ull;
-	attr->node_transport = OPENRDMA_NODE_SOFTWARE;
-	attr->max_mr_size = SHM_MAX_MR_SIZE;
-	attr->page_size_cap = ~0xfffull;
-	attr->max_msg_size = SHM_MAX_MSG_SIZE;
-	attr->device_cap_flags =
-		OPENRDMA_DEVICE_RC | OPENRDMA_DEVICE_UD | OPENRDMA_DEVICE_SRQ |
-		OPENRDMA_DEVICE_MW_TYPE1 | OPENRDMA_DEVICE_MW_TYPE2 |
-		OPENRDMA_DEVICE_SEND_INV | OPENRDMA_DEVICE_ZERO_BASED |
-		OPENRDMA_DEVICE_THREE_WAY | OPENRDMA_DEVICE_RNR_RETRY |
-		OPENRDMA_DEVICE_SRQ_LIMIT | OPENRDMA_DEVICE_CROSS_PROCESS |
-		OPENRDMA_DEVICE_PEER_CAN_READ_RMR;
-	attr->max_qp = SHM_MAX_QP;
-	attr->max_qp_wr = SHM_MAX_QP_WR;
-	attr->max_sge = SHM_MAX_SGE;
-	attr->max_sge_rd = SHM_MAX_SGE;
-	attr->max_inline_data = SHM_MAX_INLINE;
-	attr->max_cq = SHM_MAX_CQ;
-	attr->max_cqe = SHM_MAX_CQE;
-	attr->max_mr = SHM_MAX_MR;
-	attr->max_pd = SHM_MAX_PD;
-	attr->max_qp_rd_atom = SHM_MAX_RD_ATOM;
-	attr->max_qp_init_rd_atom = SHM_MAX_RD_ATOM;
-	/* the target's CPU runs them: atomic with its own accesses too */
-	attr->atomic_cap = OPENRDMA_ATOMIC_GLOB;
-	attr->max_mw = SHM_MAX_MW;
-	attr->max_ah = SHM_MAX_AH;
-	attr->max_srq = SHM_MAX_SRQ;
-	attr->max_srq_wr = SHM_MAX_SRQ_WR;
-	attr->max_srq_sge = SHM_MAX_SGE;
-	attr->max_pkeys = 1;
-	attr->phys_port_cnt = 1;
-	attr->max_pdata_connect = SHM_PDATA_CONNECT;
-	attr->max_pdata_accept = SHM_PDATA_ACCEPT;
-	attr->max_pdata_reject = SHM_PDATA_REJECT;
-	attr->max_pdata_disconnect = SHM_PDATA_DISCONNECT;
-	attr->max_ud_msg_size = SHM_MAX_UD_MSG;
 	return 0;
 }
 
@@ -253,13 +237,7 @@ int shm_port_query(struct openrdma_context *ctx, uint8_t port_num,
 {
 	if (port_num != SHM_PORT)
 		return -OPENRDMA_EINVAL;
-	memset(attr, 0, sizeof(*attr));
-	attr->state = OPENRDMA_PORT_ACTIVE;
-	attr->max_mtu = OPENRDMA_MTU_4096;
-	attr->active_mtu = OPENRDMA_MTU_4096;
-	attr->gid_tbl_len = 1;
-	attr->max_msg_sz = SHM_MAX_MSG_SIZE;
-	attr->link_layer = OPENRDMA_LINK_LAYER_LOOPBACK;
+	sw_port_attr_init(attr, &shm_limits);
 	shm_port_addr(&attr->addr);
 	return 0;
 }

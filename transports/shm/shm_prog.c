@@ -29,8 +29,10 @@
 
 #include "transports/shm/shm.h"
 
-/* How long the thread naps while an application thread polls. */
-#define NAP_NS 100000
+/* How long the thread naps while an application thread polls; after the
+ * application armed a CQ (it may be about to block), a short nap. */
+#define NAP_NS 1000000
+#define SHORT_NAP_NS 50000
 /* Busy polling: look at the sockets every so many passes. */
 #define BUSY_SOCKET_PASSES 256
 #define MAX_EVENTS 32
@@ -106,22 +108,39 @@ void shm_slot_del(struct shm_ctx *sctx, int slot)
 		sched_yield();
 }
 
-int shm_prog_pass(struct shm_ctx *sctx)
+/* Whether a slot's rings have something, without taking them. */
+static bool slot_pending(int kind, void *obj)
+{
+	struct shm_conn *conn;
+
+	if (kind != SHM_SLOT_CONN)
+		return shm_ring_pending(&((struct shm_link *)obj)->cons);
+	conn = obj;
+	return shm_ring_pending(&conn->req_rx) ||
+	       shm_ring_pending(&conn->resp_rx) ||
+	       atomic_load_explicit(&conn->streaming, memory_order_relaxed);
+}
+
+/* thorough: take every ring, not trusting the hints (before sleeping) */
+static int pass(struct shm_ctx *sctx, bool thorough)
 {
 	struct shm_prog *pg = &sctx->prog;
 	uint32_t i, hwm = atomic_load_explicit(&pg->hwm, memory_order_acquire);
 	struct shm_slot *s;
-	int n = 0, kind, ep;
+	int n = 0, kind, ep = -1;
 
-	/* deliveries write registered memory: deregistration waits */
-	ep = shm_epoch_enter(&sctx->epoch);
 	for (i = 0; i < hwm; i++) {
 		s = &pg->slots[i];
-		if (atomic_load_explicit(&s->kind, memory_order_relaxed) ==
-		    SHM_SLOT_FREE)
+		kind = atomic_load_explicit(&s->kind, memory_order_acquire);
+		/* an idle ring costs two loads: no atomic write */
+		if (kind == SHM_SLOT_FREE ||
+		    (!thorough && !slot_pending(kind, s->obj)))
 			continue;
 		if (atomic_exchange(&s->busy, true))
 			continue; /* another thread drains it */
+		/* deliveries write registered memory: deregistration waits */
+		if (ep < 0)
+			ep = shm_epoch_enter(&sctx->epoch);
 		/* checked again now that we hold it: see shm_slot_del() */
 		kind = atomic_load(&s->kind);
 		if (kind == SHM_SLOT_CONN)
@@ -130,8 +149,21 @@ int shm_prog_pass(struct shm_ctx *sctx)
 			n += shm_link_rx(s->obj);
 		atomic_store_explicit(&s->busy, false, memory_order_release);
 	}
-	shm_epoch_exit(&sctx->epoch, ep);
+	if (ep >= 0)
+		shm_epoch_exit(&sctx->epoch, ep);
 	return n;
+}
+
+int shm_prog_pass(struct shm_ctx *sctx)
+{
+	return pass(sctx, false);
+}
+
+void shm_prog_arm_hint(struct shm_ctx *sctx)
+{
+	atomic_store(&sctx->prog.app_active, false);
+	if (!atomic_exchange(&sctx->prog.short_nap, true))
+		shm_prog_wake(sctx);
 }
 
 int shm_prog_poll(struct shm_ctx *sctx)
@@ -226,9 +258,12 @@ static bool run_cmds(struct shm_prog *pg)
 	struct shm_cmd *c;
 	bool ran = false;
 
+	if (!atomic_load(&pg->ncmds))
+		return false;
 	pthread_mutex_lock(&pg->lock);
 	while ((c = pg->cmds)) {
 		pg->cmds = c->next;
+		atomic_fetch_sub(&pg->ncmds, 1);
 		pthread_mutex_unlock(&pg->lock);
 		c->fn(c->arg);
 		ran = true;
@@ -255,6 +290,7 @@ void shm_prog_run(struct shm_ctx *sctx, void (*fn)(void *arg), void *arg)
 	for (pos = &pg->cmds; *pos; pos = &(*pos)->next)
 		;
 	*pos = &cmd;
+	atomic_fetch_add(&pg->ncmds, 1);
 	pthread_mutex_unlock(&pg->lock);
 	shm_prog_wake(sctx);
 	pthread_mutex_lock(&pg->lock);
@@ -266,9 +302,10 @@ void shm_prog_run(struct shm_ctx *sctx, void (*fn)(void *arg), void *arg)
 /* Nobody polls: announce it, look once more, block. */
 static void prog_sleep(struct shm_ctx *sctx)
 {
+	atomic_store(&sctx->prog.short_nap, false);
 	atomic_store(&sctx->hdr->sleeping, 1);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (!shm_prog_pass(sctx) && !atomic_load(&sctx->prog.stop))
+	if (!pass(sctx, true) && !atomic_load(&sctx->prog.stop))
 		poll_sockets(sctx, -1);
 	atomic_store(&sctx->hdr->sleeping, 0);
 }
@@ -292,7 +329,9 @@ static void *prog_main(void *arg)
 		if (n)
 			poll_sockets(sctx, 0);
 		else if (atomic_exchange(&pg->app_active, false))
-			poll_sockets(sctx, NAP_NS);
+			poll_sockets(sctx, atomic_load(&pg->short_nap) ?
+						   SHORT_NAP_NS :
+						   NAP_NS);
 		else
 			prog_sleep(sctx);
 	}

@@ -3,10 +3,12 @@
  * Queue pairs: numbering (the context's node in the high bits, so that a
  * QPN leads to its context), the state published for initiators, the
  * connection made at RTR and dropped at RESET, and the operations core/sw
- * carries out.  Every entry into core/sw may move the QP to ERR, so each
- * one is followed by a publish.
+ * carries out (RC send queues through its pipe, shm_tx.c).  Every entry
+ * into core/sw may move the QP to ERR, so each one is followed by a
+ * publish.
  */
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "transports/shm/shm.h"
@@ -34,15 +36,20 @@ void shm_qp_publish(struct shm_qp *qp)
 {
 	struct shm_qp_pub *pub =
 		&qp->ctx->qp_pub[SHM_QPN_INDEX(qp->base.qp_num)];
-	uint32_t state = sw_qp_state(&qp->sw);
-	uint32_t access = atomic_load(&qp->sw.access_flags);
+	uint32_t state, access;
 
-	/* the common case: nothing changed, nothing written */
-	if (atomic_load_explicit(&pub->state, memory_order_relaxed) == state &&
-	    atomic_load_explicit(&pub->access, memory_order_relaxed) == access)
-		return;
-	atomic_store_explicit(&pub->access, access, memory_order_relaxed);
-	atomic_store_explicit(&pub->state, state, memory_order_release);
+	/* threads publish concurrently: each looks again after its store,
+	 * so the last store is of a state that was current */
+	for (;;) {
+		state = sw_qp_state(&qp->sw);
+		access = atomic_load(&qp->sw.access_flags);
+		/* the common case: nothing changed, nothing written */
+		if (atomic_load(&pub->state) == state &&
+		    atomic_load(&pub->access) == access)
+			return;
+		atomic_store(&pub->access, access);
+		atomic_store(&pub->state, state);
+	}
 }
 
 /* Numbers qp and makes it reachable. */
@@ -114,20 +121,40 @@ bool shm_qp_busy(struct shm_qp *qp, bool *sends)
 	return *sends || recvs;
 }
 
-void shm_qp_progress(struct shm_qp *qp)
+static bool is_rc(const struct shm_qp *qp)
 {
-	/* the send queue's work reads and writes registered memory */
-	int ep = shm_epoch_enter(&qp->ctx->epoch);
+	return qp->base.qp_type == OPENRDMA_QPT_RC;
+}
 
+static void rnr_fire(struct sw_timer_entry *entry)
+{
+	struct shm_qp *qp =
+		openrdma_container_of(entry, struct shm_qp, rnr_entry);
+	int ep;
+
+	if (is_rc(qp)) {
+		shm_tx(qp);
+		return;
+	}
+	/* a UD send queue is worked by core/sw */
+	ep = shm_epoch_enter(&qp->ctx->epoch);
 	sw_qp_progress(&qp->sw);
 	shm_epoch_exit(&qp->ctx->epoch, ep);
 	shm_qp_publish(qp);
 }
 
-static void rnr_fire(struct sw_timer_entry *entry)
-{
-	shm_qp_progress(openrdma_container_of(entry, struct shm_qp, rnr_entry));
-}
+static const struct sw_qp_create_ops qp_create_ops = {
+	.max_wr = SHM_MAX_QP_WR,
+	.max_sge = SHM_MAX_SGE,
+	.max_inline = SHM_MAX_INLINE,
+	.max_msg_size = SHM_MAX_MSG_SIZE,
+	.max_ud_msg = SHM_MAX_UD_MSG,
+	.qp_size = sizeof(struct shm_qp),
+	.cq_sw = offsetof(struct shm_cq, sw),
+	.srq_sw = offsetof(struct shm_srq, sw),
+	.res_get = shm_res_get,
+	.res_put = shm_res_put,
+};
 
 int shm_qp_create(struct openrdma_pd *pd,
 		  struct openrdma_qp_init_attr *init_attr,
@@ -136,77 +163,48 @@ int shm_qp_create(struct openrdma_pd *pd,
 	struct shm_ctx *sctx = to_shm_ctx(pd->obj.ctx);
 	struct sw_qp_init init = { 0 };
 	struct openrdma_qp_cap *cap;
+	struct openrdma_qp *base;
 	struct shm_qp *qp;
 	int ret;
 
-	if (init_attr->qp_type != OPENRDMA_QPT_RC &&
-	    init_attr->qp_type != OPENRDMA_QPT_UD)
-		return -OPENRDMA_EOPNOTSUPP;
-	ret = shm_res_get(sctx, SHM_RES_QP);
+	ret = sw_qp_alloc(&qp_create_ops, pd, init_attr, &init, &base);
 	if (ret)
 		return ret;
-	ret = -OPENRDMA_ENOMEM;
-	qp = calloc(1, sizeof(*qp));
-	if (!qp)
-		goto err_res;
-
-	/* the toolkit reads these before the core fills them */
-	qp->base.pd = pd;
-	qp->base.send_cq = init_attr->send_cq;
-	qp->base.recv_cq = init_attr->recv_cq;
-	qp->base.srq = init_attr->srq;
-	qp->base.qp_context = init_attr->qp_context;
-	qp->base.qp_type = init_attr->qp_type;
-	qp->base.sq_sig_all = init_attr->sq_sig_all;
+	qp = to_shm_qp(base);
 	cap = &qp->base.cap;
-	*cap = init_attr->cap;
-	if (init_attr->srq) {
-		cap->max_recv_wr = 0;
-		cap->max_recv_sge = 0;
-	}
-	if (cap->max_send_wr > SHM_MAX_QP_WR ||
-	    cap->max_recv_wr > SHM_MAX_QP_WR ||
-	    cap->max_send_sge > SHM_MAX_SGE ||
-	    cap->max_recv_sge > SHM_MAX_SGE ||
-	    cap->max_inline_data > SHM_MAX_INLINE) {
-		ret = -OPENRDMA_EINVAL;
-		goto err_free;
-	}
 	qp->ctx = sctx;
 	qp->pd_id = to_shm_pd(pd)->id;
 	qp->rnr_entry.fn = rnr_fire;
+	qp->lost_entry.fn = shm_tx_lost_fire;
 	ret = -pthread_mutex_init(&qp->conn_lock, NULL);
 	if (ret)
 		goto err_free;
 
 	init.ops = &shm_sw_qp_ops;
 	init.keymap = sctx->keymap;
-	init.send_cq = &to_shm_cq(init_attr->send_cq)->sw;
-	init.recv_cq = &to_shm_cq(init_attr->recv_cq)->sw;
-	init.srq = init_attr->srq ? &to_shm_srq(init_attr->srq)->sw : NULL;
-	init.max_msg_size = init_attr->qp_type == OPENRDMA_QPT_UD ?
-				    SHM_MAX_UD_MSG :
-				    SHM_MAX_MSG_SIZE;
 	init.rnr_scale = sctx->par.rnr_scale;
 	ret = sw_qp_init(&qp->sw, &qp->base, &init);
 	if (ret)
 		goto err_lock;
-	ret = table_add(sctx, qp);
+	ret = sw_pipe_init(&qp->pipe, &qp->sw);
 	if (ret)
 		goto err_sw;
+	ret = table_add(sctx, qp);
+	if (ret)
+		goto err_pipe;
 
 	init_attr->cap = *cap;
 	*qp_out = &qp->base;
 	return 0;
 
+err_pipe:
+	sw_pipe_fini(&qp->pipe);
 err_sw:
 	sw_qp_fini(&qp->sw);
 err_lock:
 	pthread_mutex_destroy(&qp->conn_lock);
 err_free:
-	free(qp);
-err_res:
-	shm_res_put(sctx, SHM_RES_QP);
+	sw_qp_free(&qp_create_ops, &qp->base);
 	return ret;
 }
 
@@ -219,12 +217,14 @@ int shm_qp_destroy(struct openrdma_qp *qp)
 	table_del(sctx, sqp);
 	while (atomic_load(&sqp->users))
 		sched_yield();
-	shm_conn_detach(sqp);
+	/* no retry may connect or transmit again */
 	sw_timer_cancel(&sctx->timer, &sqp->rnr_entry);
+	sw_timer_cancel(&sctx->timer, &sqp->lost_entry);
+	shm_conn_detach(sqp);
+	sw_pipe_fini(&sqp->pipe);
 	sw_qp_fini(&sqp->sw);
 	pthread_mutex_destroy(&sqp->conn_lock);
-	free(sqp);
-	shm_res_put(sctx, SHM_RES_QP);
+	sw_qp_free(&qp_create_ops, &sqp->base);
 	return 0;
 }
 
@@ -266,11 +266,24 @@ int shm_qp_modify(struct openrdma_qp *qp, struct openrdma_qp_attr *attr,
 		if (attr->qp_state == OPENRDMA_QPS_RESET) {
 			shm_conn_detach(sqp);
 			atomic_store(&sqp->av_local, false);
-		} else if (attr->qp_state == OPENRDMA_QPS_RTR &&
-			   qp->qp_type == OPENRDMA_QPT_RC) {
+		} else if (attr->qp_state == OPENRDMA_QPS_RTR && is_rc(sqp)) {
 			rtr_connect(sqp, attr->dest_qp_num);
+			/* requests that waited for us to leave INIT */
+			shm_prog_wake(sqp->ctx);
 		}
 	}
+	if (is_rc(sqp) && (((attr_mask & OPENRDMA_QP_STATE) &&
+			    attr->qp_state == OPENRDMA_QPS_RESET) ||
+			   (attr_mask & OPENRDMA_QP_CAP))) {
+		/* nothing is in flight: the pipe starts over */
+		sw_timer_cancel(&sqp->ctx->timer, &sqp->lost_entry);
+		atomic_store(&sqp->lost_armed, false);
+		ret = sw_pipe_reset(&sqp->pipe);
+		if (ret)
+			return ret;
+	}
+	if (is_rc(sqp) && (attr_mask & OPENRDMA_QP_MAX_QP_RD_ATOMIC))
+		sw_pipe_set_max_rd(&sqp->pipe, attr->max_rd_atomic);
 	shm_qp_publish(sqp);
 	return 0;
 }
@@ -288,6 +301,12 @@ int shm_qp_post_send(struct openrdma_qp *qp, struct openrdma_send_wr *wr,
 	struct shm_qp *sqp = to_shm_qp(qp);
 	int ret, ep;
 
+	if (is_rc(sqp)) {
+		ret = sw_pipe_post_send(&sqp->pipe, wr, bad_wr);
+		/* those before a refused one are posted */
+		shm_tx(sqp);
+		return ret;
+	}
 	ep = shm_epoch_enter(&sqp->ctx->epoch);
 	ret = sw_qp_post_send(&sqp->sw, wr, bad_wr);
 	shm_epoch_exit(&sqp->ctx->epoch, ep);

@@ -141,6 +141,7 @@ void shm_ring_release(struct shm_ring_cons *c, uint64_t len)
 {
 	c->head++;
 	c->dhead += shm_data_align(len);
+	atomic_store_explicit(&c->seen, c->head, memory_order_relaxed);
 	/* release: our reads of the element and its data are done */
 	atomic_store_explicit(&c->heads->data, c->dhead, memory_order_release);
 	atomic_store_explicit(&c->heads->elem, c->head, memory_order_release);

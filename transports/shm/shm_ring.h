@@ -92,6 +92,8 @@ struct shm_ring_cons {
 	uint64_t dhead;
 	struct shm_heads *heads;
 	uint64_t sync;
+	/* head, for threads that look without taking the ring */
+	_Atomic uint64_t seen;
 };
 
 static inline uint64_t shm_data_align(uint64_t len)
@@ -126,6 +128,18 @@ void shm_ring_data_put(struct shm_ring_prod *p, uint64_t pos, const void *src,
 void shm_ring_commit(struct shm_ring_prod *p, struct shm_elem *e);
 /* Producer: true once the consumer has taken everything. */
 bool shm_ring_drained(struct shm_ring_prod *p);
+
+/*
+ * Whether an element waits, for a thread that does not hold the consumer
+ * side (a hint: it may be stale, never unsafe).
+ */
+static inline bool shm_ring_pending(const struct shm_ring_cons *c)
+{
+	uint64_t h = atomic_load_explicit(&c->seen, memory_order_relaxed);
+
+	return atomic_load_explicit(&c->elem[h & c->elem_mask].tag,
+				    memory_order_relaxed) == h + 1;
+}
 
 /* Consumer: the next element, or NULL if none is published. */
 const struct shm_elem *shm_ring_peek(const struct shm_ring_cons *c);

@@ -7,6 +7,14 @@
  * buffer), and answer.  RDMA READ data goes back with process_vm_writev,
  * or through the answer ring when that is not permitted; atomics' results
  * ride in the answer.
+ *
+ * Answers, as an IB responder gives them: sends and writes are
+ * acknowledged together (one ACK for the last of a batch; a RESP or NAK
+ * also says that everything before it executed), READs and atomics get a
+ * RESP, a failure a NAK, after which the requests that follow are dropped
+ * until the NAKed one comes again (RNR) or for good.  A QP still in INIT
+ * (its connection being made) leaves requests in the ring until it is in
+ * RTR.
  */
 #include <string.h>
 #include <sys/uio.h>
@@ -56,6 +64,8 @@ static int next_chunk(struct rx_payload *p)
 	if (!p->left)
 		return -OPENRDMA_EMSGSIZE;
 	shm_backoff_init(&b, STREAM_TIMEOUT_NS);
+	/* the initiator sends more when it sees room: it may sleep */
+	shm_peer_kick(p->conn->peer);
 	while (!(e = shm_ring_peek(c))) {
 		if (atomic_load(&p->conn->dead))
 			return -OPENRDMA_ECONNRESET;
@@ -122,9 +132,13 @@ static int rdata_send(struct rx_payload *p, const uint8_t *src, size_t len)
 	struct shm_elem *e;
 	int ret;
 
+	uint64_t total = len;
+
 	shm_backoff_init(&b, STREAM_TIMEOUT_NS);
 	while (len) {
 		chunk = r->data_size / 2 < len ? r->data_size / 2 : len;
+		if (!shm_ring_reserve(r) || shm_ring_data_room(r) < chunk)
+			shm_peer_kick(p->conn->peer);
 		while (!(e = shm_ring_reserve(r)) ||
 		       shm_ring_data_alloc(r, chunk, &pos)) {
 			if (atomic_load(&p->conn->dead))
@@ -138,6 +152,7 @@ static int rdata_send(struct rx_payload *p, const uint8_t *src, size_t len)
 		e->seq = p->seq;
 		e->len = (uint32_t)chunk;
 		e->data = pos;
+		e->u.resp.result = total;
 		shm_ring_commit(r, e);
 		src += chunk;
 		len -= chunk;
@@ -243,26 +258,89 @@ static void finish(struct rx_payload *p)
 	p->held = false;
 }
 
+int shm_answer(struct shm_conn *conn, const struct shm_elem *tmpl)
+{
+	struct shm_ring_prod *r = &conn->resp_tx;
+	struct shm_backoff b;
+	struct shm_elem *e;
+
+	/* the initiator has room for an answer to each request it sent:
+	 * full means it is slow, not that it gave up */
+	shm_backoff_init(&b, 0);
+	while (!(e = shm_ring_reserve(r))) {
+		if (atomic_load(&conn->dead))
+			return -OPENRDMA_ECONNRESET;
+		if (b.n == 0)
+			shm_peer_kick(conn->peer);
+		shm_backoff(&b);
+	}
+	e->type = tmpl->type;
+	e->op = tmpl->op;
+	e->flags = tmpl->flags;
+	e->pl = SHM_PL_NONE;
+	e->seq = tmpl->seq;
+	e->len = tmpl->len;
+	e->ex = 0;
+	e->data = 0;
+	e->u = tmpl->u;
+	shm_ring_commit(r, e);
+	return 0;
+}
+
+/* A NAK for psn: what follows is dropped until psn comes again. */
+static int nak(struct shm_conn *conn, uint32_t psn, uint8_t op, uint8_t timer)
+{
+	struct shm_elem a = {
+		.type = SHM_EL_NAK, .op = op, .flags = timer, .seq = psn
+	};
+
+	conn->ack_due = false; /* a NAK says the ones before went well */
+	conn->dropping = true;
+	conn->drop_psn = psn;
+	return shm_answer(conn, &a);
+}
+
+/* A dropped request: its element and its chunk go. */
+static int drop(struct shm_conn *conn, const struct shm_elem *e)
+{
+	struct shm_ring_cons *c = &conn->req_rx;
+	uint64_t len = 0;
+
+	if (e->pl == SHM_PL_RING)
+		len = e->u.r.aux;
+	else if (e->pl == SHM_PL_CMA)
+		len = (uint64_t)e->u.r.aux * sizeof(struct shm_iov);
+	if (shm_ring_data_check(c, e->data, len))
+		return -OPENRDMA_EPROTO;
+	shm_ring_release(c, len);
+	return 0;
+}
+
 static int rx_req(struct shm_conn *conn, const struct shm_elem *e)
 {
 	struct shm_qp *qp = conn->qp;
-	enum openrdma_qp_state state;
+	enum openrdma_qp_state state = sw_qp_state(&qp->sw);
 	struct rx_payload p = { 0 };
-	uint8_t rnr_timer = 0;
+	uint8_t rnr_timer = 0, op;
+	struct shm_elem a;
 	struct sw_req r;
+	uint32_t psn = e->seq;
 	int status, ret;
 
+	/* the passive side may send before our CM has us in RTR: the
+	 * request waits, as an IB requester would retransmit it */
+	if (state == OPENRDMA_QPS_INIT || state == OPENRDMA_QPS_RESET)
+		return 1;
+	if (conn->dropping) {
+		if (psn != conn->drop_psn)
+			return drop(conn, e);
+		conn->dropping = false;
+	}
+	op = e->op;
 	ret = decode(conn, e, &p, &r);
 	if (ret) {
 		finish(&p);
 		return ret;
-	}
-	/* the passive side may send before our CM has us in RTR: the
-	 * initiator sends again, as an IB requester retransmits */
-	state = sw_qp_state(&qp->sw);
-	if (state == OPENRDMA_QPS_INIT || state == OPENRDMA_QPS_RESET) {
-		finish(&p);
-		return shm_resp_send(conn, p.seq, SHM_RESP_NOT_READY, 0, 0);
 	}
 	shm_tsan_foreign_begin(conn->peer->foreign);
 	status = sw_target_rc(&qp->sw, &r, &rnr_timer);
@@ -270,8 +348,36 @@ static int rx_req(struct shm_conn *conn, const struct shm_elem *e)
 	finish(&p);
 	shm_qp_publish(qp);
 	if (status == SW_EXEC_RNR)
-		return shm_resp_send(conn, p.seq, SHM_RESP_RNR, rnr_timer, 0);
-	return shm_resp_send(conn, p.seq, status, 0, p.result);
+		return nak(conn, psn, SHM_NAK_RNR, rnr_timer);
+	if (status != OPENRDMA_WC_SUCCESS)
+		return nak(conn, psn, (uint8_t)status, 0);
+	if (op != OPENRDMA_WR_RDMA_READ && !p.atomic) {
+		conn->ack_due = true;
+		conn->ack_psn = psn;
+		/* a write is said with the next answer, or at the end of the
+		 * batch; a completion here lets the application go on (and
+		 * disconnect): the initiator learns of it first */
+		return op == OPENRDMA_WR_RDMA_WRITE ? 0 : shm_rx_ack(conn);
+	}
+	memset(&a, 0, sizeof(a));
+	a.type = SHM_EL_RESP;
+	a.op = op;
+	a.seq = psn;
+	a.len = (uint32_t)r.length;
+	a.u.resp.result = p.result;
+	conn->ack_due = false;
+	return shm_answer(conn, &a);
+}
+
+int shm_rx_ack(struct shm_conn *conn)
+{
+	struct shm_elem a = { .type = SHM_EL_ACK };
+
+	if (!conn->ack_due)
+		return 0;
+	conn->ack_due = false;
+	a.seq = conn->ack_psn;
+	return shm_answer(conn, &a);
 }
 
 int shm_rx_request(struct shm_conn *conn, const struct shm_elem *e)

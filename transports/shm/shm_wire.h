@@ -100,9 +100,12 @@ struct shm_node_hdr {
 enum shm_el_type {
 	SHM_EL_REQ = 1, /* a request for the target to execute */
 	SHM_EL_DATA = 2, /* more payload of the request being executed */
-	SHM_EL_RESP = 3, /* the outcome of a request */
+	SHM_EL_RESP = 3, /* a READ or atomic done: its value or length */
 	SHM_EL_RDATA = 4, /* RDMA READ data coming back through the ring */
 	SHM_EL_DGRAM = 5, /* a UD datagram */
+	SHM_EL_ACK = 6, /* every request up to seq executed */
+	SHM_EL_NAK = 7, /* request seq failed (op: status) or found no
+			 * receive (op: SHM_NAK_RNR, flags: the timer) */
 };
 
 /* Where a request's payload is. */
@@ -113,9 +116,8 @@ enum shm_pl {
 	SHM_PL_CMA = 3, /* in the initiator's memory: an iovec list */
 };
 
-/* RESP statuses beyond enum openrdma_wc_status */
-#define SHM_RESP_RNR 0xfe /* no receive posted: flags holds the timer */
-#define SHM_RESP_NOT_READY 0xfd /* target still in INIT: send again */
+/* NAK op for "receiver not ready" */
+#define SHM_NAK_RNR 0xfe
 
 #define SHM_INLINE_MAX 32
 
@@ -127,11 +129,12 @@ enum shm_pl {
 struct shm_elem {
 	_Atomic uint64_t tag;
 	uint8_t type; /* enum shm_el_type */
-	uint8_t op; /* REQ, DGRAM: wr opcode; RESP: status */
-	uint8_t flags; /* REQ, DGRAM: send flags; RESP: RNR timer */
+	uint8_t op; /* REQ, DGRAM, RESP: wr opcode; NAK: status */
+	uint8_t flags; /* REQ, DGRAM: send flags; NAK: RNR timer */
 	uint8_t pl; /* REQ, DGRAM: enum shm_pl */
-	uint32_t seq; /* request number; DGRAM: destination QPN */
-	uint32_t len; /* REQ, DGRAM: payload; DATA, RDATA: this chunk */
+	uint32_t seq; /* request number (PSN); DGRAM: destination QPN */
+	uint32_t len; /* REQ, DGRAM, RESP: the request's length;
+		       * DATA, RDATA: this chunk */
 	uint32_t ex; /* immediate data or rkey to invalidate */
 	uint64_t data; /* data ring position of the chunk (or iovec list) */
 	union {
@@ -146,7 +149,7 @@ struct shm_elem {
 		} r;
 		uint8_t inl[SHM_INLINE_MAX];
 		struct {
-			uint64_t result; /* the atomic's original value */
+			uint64_t result; /* RESP: the atomic's value */
 		} resp;
 	} u;
 };

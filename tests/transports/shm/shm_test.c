@@ -46,6 +46,12 @@ static long now_ms(void)
 int st_open(struct st_side *s, bool channel)
 {
 	struct openrdma_qp_init_attr qia = { .qp_type = OPENRDMA_QPT_RC };
+	struct openrdma_qp_attr init = {
+		.qp_state = OPENRDMA_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = OPENRDMA_ACCESS_REMOTE_WRITE |
+				   OPENRDMA_ACCESS_REMOTE_READ,
+	};
 	struct openrdma_device *dev;
 	int ret;
 
@@ -65,7 +71,10 @@ int st_open(struct st_side *s, bool channel)
 	if (!s->buf)
 		return -OPENRDMA_ENOMEM;
 	memset(s->buf, 0, ST_BUF);
-	ret = openrdma_mr_reg(s->pd, s->buf, ST_BUF, OPENRDMA_ACCESS_ALL,
+	ret = openrdma_mr_reg(s->pd, s->buf, ST_BUF,
+			      OPENRDMA_ACCESS_LOCAL_WRITE |
+				      OPENRDMA_ACCESS_REMOTE_WRITE |
+				      OPENRDMA_ACCESS_REMOTE_READ,
 			      &s->mr);
 	if (ret)
 		return ret;
@@ -78,7 +87,13 @@ int st_open(struct st_side *s, bool channel)
 	ret = openrdma_qp_create(s->pd, &qia, &s->qp);
 	if (!ret)
 		ret = openrdma_cm_channel_create(s->ctx, &s->ch);
-	return ret;
+	if (ret)
+		return ret;
+	/* INIT: receives can be posted before the connection is made */
+	return openrdma_qp_modify(s->qp, &init,
+				  OPENRDMA_QP_STATE | OPENRDMA_QP_PKEY_INDEX |
+					  OPENRDMA_QP_PORT |
+					  OPENRDMA_QP_ACCESS_FLAGS);
 }
 
 void st_close(struct st_side *s)
@@ -202,9 +217,12 @@ void st_accept(struct st_side *s)
 		.retry_count = 7,
 		.rnr_retry_count = 7,
 	};
+	struct pollfd pfd = { .fd = s->ch->fd, .events = POLLIN };
 	struct openrdma_cm_event *ev;
 	int ret;
 
+	/* the child may have failed before it connected */
+	cr_assert_eq(poll(&pfd, 1, ST_TIMEOUT_MS), 1, "no connect request");
 	ret = openrdma_cm_event_get(s->ch, &ev);
 	cr_assert_eq(ret, 0, "no connect request: %s", openrdma_strerror(ret));
 	cr_assert_eq(ev->event, OPENRDMA_CM_EVENT_CONNECT_REQUEST, "event %s",
@@ -248,20 +266,36 @@ int st_connect(struct st_side *s, uint16_t port)
 	return ret;
 }
 
-void st_child_start(struct st_child *c, int (*fn)(void *arg, int ready_fd),
+void st_child_start(struct st_child *c,
+		    int (*fn)(void *arg, uint16_t port, int ready_fd),
 		    void *arg)
 {
-	int fds[2];
+	uint16_t port = 0;
+	int ready[2], go[2];
 
-	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(ready, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(go, O_CLOEXEC), 0);
 	c->pid = fork();
 	cr_assert_geq(c->pid, 0, "fork");
 	if (!c->pid) {
-		close(fds[0]);
-		_exit(fn(arg, fds[1]));
+		close(ready[0]);
+		close(go[1]);
+		if (read(go[0], &port, sizeof(port)) != sizeof(port))
+			_exit(ST_EXIT_SETUP);
+		close(go[0]);
+		_exit(fn(arg, port, ready[1]));
 	}
-	close(fds[1]);
-	c->ready_fd = fds[0];
+	close(ready[1]);
+	close(go[0]);
+	c->ready_fd = ready[0];
+	c->go_fd = go[1];
+}
+
+void st_child_go(struct st_child *c, uint16_t port)
+{
+	cr_assert_eq(write(c->go_fd, &port, sizeof(port)), sizeof(port));
+	close(c->go_fd);
+	c->go_fd = -1;
 }
 
 char st_child_ready(struct st_child *c)
@@ -279,6 +313,9 @@ int st_child_wait(struct st_child *c)
 {
 	int status;
 
+	if (c->go_fd >= 0)
+		close(c->go_fd);
+	c->go_fd = -1;
 	cr_assert_eq(waitpid(c->pid, &status, 0), c->pid);
 	close(c->ready_fd);
 	cr_assert(WIFEXITED(status), "child killed by signal %d",

@@ -80,13 +80,21 @@ void st_accept(struct st_side *s);
 /* B: connects to port; 0 once ESTABLISHED, else the event's status. */
 int st_connect(struct st_side *s, uint16_t port);
 
-/* Starts fn(arg) in a child; a pipe lets the child say it is ready. */
+/*
+ * Starts fn(arg) in a child, before this process opens anything (with
+ * threads running, a fork is not safe under ThreadSanitizer).  The child
+ * waits for the port to connect to, then says when it is ready.
+ */
 struct st_child {
 	pid_t pid;
 	int ready_fd; /* parent: read end */
+	int go_fd; /* parent: write end */
 };
-void st_child_start(struct st_child *c, int (*fn)(void *arg, int ready_fd),
+void st_child_start(struct st_child *c,
+		    int (*fn)(void *arg, uint16_t port, int ready_fd),
 		    void *arg);
+/* Parent: gives the child the port (asserts). */
+void st_child_go(struct st_child *c, uint16_t port);
 /* Parent: waits for the child's ready byte (asserts) and returns it. */
 char st_child_ready(struct st_child *c);
 /* Parent: the child's exit status (asserts it exited). */

@@ -38,6 +38,7 @@
 #include "core/sw/keymap.h"
 #include "core/sw/qp.h"
 #include "core/sw/srq.h"
+#include "core/sw/sw_ops.h"
 #include "core/sw/sw_pipe.h"
 #include "core/sw/sw_place.h"
 #include "core/sw/timer.h"
@@ -72,18 +73,6 @@
 /* Answers a connection queues: reads and atomics in flight (IRD) with an
  * acknowledgement between each, and room for the NAK that ends them. */
 #define TCP_RESP_MAX (2 * TCP_MAX_RD_ATOM + 4)
-
-/* Objects counted against the limits above, per context. */
-enum tcp_res {
-	TCP_RES_PD,
-	TCP_RES_MR,
-	TCP_RES_MW,
-	TCP_RES_CQ,
-	TCP_RES_QP,
-	TCP_RES_SRQ,
-	TCP_RES_AH,
-	TCP_RES_NUM
-};
 
 /* The parameters of openrdma_tcp(7), read when a context opens. */
 struct tcp_params {
@@ -142,6 +131,8 @@ struct tcp_ctx {
 	/* progress thread only */
 	struct tcp_conn *ack_list; /* delayed acknowledgements, by deadline */
 	struct tcp_conn *rx_again; /* stopped reading on their budget */
+	struct tcp_conn *app_conns; /* read by polling applications */
+	atomic_int app_count; /* how many */
 	uint64_t next_sweep;
 	bool ud_again; /* the UD socket stopped on its budget */
 
@@ -151,6 +142,7 @@ struct tcp_ctx {
 	struct tcp_qp *qps;
 	uint32_t qpn_next;
 	struct tcp_conn *conns;
+	struct tcp_conn *sweep_next; /* where a full sweep pass stopped */
 	struct tcp_conn *closing;
 	struct tcp_listener *dead_listeners; /* freed by the progress thread */
 	int hello_pending; /* QP connections that did not say HELLO yet */
@@ -158,7 +150,7 @@ struct tcp_ctx {
 	/* every CM id's state and the links between ids and connections */
 	pthread_mutex_t cm_lock;
 
-	atomic_int count[TCP_RES_NUM];
+	atomic_int count[SW_RES_NUM];
 };
 
 struct tcp_pd {
@@ -173,9 +165,20 @@ struct tcp_mw {
 	struct openrdma_mw base;
 };
 
+/*
+ * A CQ, and the connections whose completions it gets: a thread polling
+ * it in vain reads them itself (tcp_poll.c), so that a busy-polling
+ * application needs no wake-up of the progress thread per message.
+ */
 struct tcp_cq {
 	struct openrdma_cq base;
 	struct sw_cq sw;
+	_Atomic uint64_t last_poll; /* ns of the last poll that found none */
+	atomic_uint streak; /* polls in a row that found none */
+	pthread_mutex_t drive_lock;
+	struct tcp_conn **drive;
+	int ndrive;
+	int drive_cap;
 };
 
 struct tcp_srq {
@@ -200,6 +203,8 @@ struct tcp_qp {
 	struct sw_qp sw;
 	struct sw_pipe pipe; /* RC send queue */
 	struct tcp_ctx *ctx;
+	/* the progress thread's copy: the core sets base after publication */
+	bool rc;
 	/* progress-thread and timer users that hold the QP */
 	atomic_uint users;
 	struct sw_timer_entry rnr_entry;
@@ -305,6 +310,7 @@ struct tcp_rx {
 	size_t cap;
 	size_t pos; /* parsed up to */
 	size_t end; /* filled up to */
+	bool drained; /* the last read emptied the socket */
 	enum tcp_rx_state state;
 	struct tcp_frame f; /* the frame being received */
 	uint64_t left; /* its payload bytes still to come */
@@ -336,7 +342,8 @@ struct tcp_conn {
 	bool target; /* carries the peer's requests */
 	bool confirmed; /* requests may flow (QP_OUT: the peer said HELLO) */
 	bool greeted; /* the peer's first frame (CONNECT, ACCEPT, HELLO) came */
-	bool bye; /* DISCONNECT or REJECT went either way: EOF is clean */
+	atomic_bool bye; /* DISCONNECT or REJECT went either way: EOF is clean
+			 * (atomic: QP teardown reads it without cm_lock) */
 	bool shut; /* our side is half-closed: nothing more is written */
 	bool hello_counted;
 	struct sockaddr_storage local;
@@ -344,6 +351,8 @@ struct tcp_conn {
 	/* QP connections: the peer's port (its HELLO, or where we went) */
 	struct sockaddr_storage peer_port;
 	uint64_t deadline; /* of the handshake (CLOCK_MONOTONIC ns), 0: none */
+	/* progress thread: requests wait for the peer's HELLO since (QP_OUT) */
+	uint64_t wait_since;
 	_Atomic uint64_t last_rx;
 	_Atomic uint64_t last_tx;
 
@@ -360,8 +369,13 @@ struct tcp_conn {
 	uint64_t ack_deadline;
 	bool want_keepalive;
 	struct tcp_tx tx;
+	/* the read token, as tx's: whoever reads, reads for all */
+	bool rx_busy;
+	bool rx_kick;
 
 	struct tcp_rx rx;
+	/* the CQs that drive it (tcp_poll.c); conn->lock */
+	struct tcp_cq *drive_cq[2];
 
 	/* ctx->cm_lock */
 	struct tcp_cm_id *id; /* the CM id that owns it */
@@ -377,6 +391,8 @@ struct tcp_conn {
 	struct tcp_conn *ack_prev, *ack_next;
 	bool on_rx_again;
 	struct tcp_conn *rx_prev, *rx_next;
+	bool app_mode; /* EPOLLIN off: a polling application reads it */
+	struct tcp_conn *app_prev, *app_next;
 };
 
 /* ------------------------------------------------------------------ */
@@ -435,8 +451,8 @@ int tcp_port_query(struct openrdma_context *ctx, uint8_t port_num,
 int tcp_gid_query(struct openrdma_context *ctx, uint8_t port_num, int index,
 		  union openrdma_gid *gid);
 /* Counts one more object of kind res: -OPENRDMA_ENOMEM at the limit. */
-int tcp_res_get(struct tcp_ctx *tctx, enum tcp_res res);
-void tcp_res_put(struct tcp_ctx *tctx, enum tcp_res res);
+int tcp_res_get(struct openrdma_context *ctx, enum sw_res res);
+void tcp_res_put(struct openrdma_context *ctx, enum sw_res res);
 
 /* tcp_iface.c: which address an interface uses */
 /* The marker probe() hands to tcp0's device: all local addresses. */
@@ -529,7 +545,14 @@ int tcp_tx_resp(struct tcp_conn *conn, const struct tcp_resp *resp);
 void tcp_tx_fini(struct tcp_conn *conn);
 
 /* tcp_rx.c: the read side */
-void tcp_rx_ready(struct tcp_conn *conn);
+/*
+ * Reads what arrived on conn, or leaves it to the thread reading.  app:
+ * called by a polling application (no budget; the progress thread's
+ * lists are not touched).
+ */
+void tcp_rx_run(struct tcp_conn *conn, bool app);
+/* Waits until no thread reads conn (teardown; conn is CLOSING). */
+void tcp_rx_quiesce(struct tcp_conn *conn);
 /* Progress thread, at teardown: ends a placement cut short. */
 void tcp_rx_fini(struct tcp_conn *conn);
 
@@ -595,6 +618,12 @@ void tcp_manual_hello(struct tcp_conn *conn, const struct tcp_frame *f);
 void tcp_manual_accept(struct tcp_poll *poll, uint32_t events);
 /* The out connection is up: say HELLO. */
 void tcp_manual_connected(struct tcp_conn *conn);
+/*
+ * Progress thread: conn, our QP_OUT connection, is not answered yet.  If
+ * requests waited on it for longer than the QP's retry span (timeout and
+ * retry_cnt), it ends, and they complete with RETRY_EXC_ERR.
+ */
+void tcp_manual_sweep(struct tcp_conn *conn, uint64_t now);
 
 /* tcp_cm.c: the connection manager */
 int tcp_cm_id_create(struct openrdma_context *ctx, enum openrdma_port_space ps,
@@ -607,6 +636,9 @@ int tcp_cm_connect(struct openrdma_cm_id *id, struct openrdma_qp *qp,
 		   const struct openrdma_conn_param *param);
 int tcp_cm_accept(struct openrdma_cm_id *id, struct openrdma_qp *qp,
 		  const struct openrdma_conn_param *param);
+/* Makes fd, a connected TCP socket, the connection of qp. */
+int tcp_cm_adopt(struct openrdma_cm_id *id, struct openrdma_qp *qp, int fd,
+		 const struct openrdma_conn_param *param);
 int tcp_cm_reject(struct openrdma_cm_id *id, const void *private_data,
 		  uint8_t private_data_len);
 int tcp_cm_disconnect(struct openrdma_cm_id *id, const void *private_data,
@@ -647,12 +679,27 @@ int tcp_ah_attr_from_wc(struct openrdma_context *ctx, uint8_t port_num,
 			const struct openrdma_grh *grh,
 			struct openrdma_ah_attr *attr);
 
+/* tcp_poll.c: progress driven by polling applications */
+/* conn completes into the QP's CQs: lets their pollers drive it. */
+void tcp_poll_attach(struct tcp_conn *conn, struct tcp_qp *qp);
+void tcp_poll_detach(struct tcp_conn *conn);
+/* An empty poll of cq: reads its connections; true if any progressed. */
+void tcp_poll_drive(struct tcp_cq *cq);
+/* Progress thread: EPOLLIN on conn; hands it to its poller if it has one. */
+void tcp_poll_rx_event(struct tcp_conn *conn);
+/* Progress thread: takes back connections whose pollers stopped; returns
+ * when to look again (ns), 0 if none is handed out. */
+uint64_t tcp_poll_check(struct tcp_ctx *tctx, uint64_t now);
+/* Progress thread, teardown: takes conn back. */
+void tcp_poll_release(struct tcp_conn *conn);
+
 /* tcp_cq.c: CQs and SRQs */
 int tcp_cq_create(struct openrdma_context *ctx, int cqe, int comp_vector,
 		  struct openrdma_cq **cq_out);
 int tcp_cq_destroy(struct openrdma_cq *cq);
 int tcp_cq_poll(struct openrdma_cq *cq, int num_entries,
 		struct openrdma_wc *wc);
+int tcp_cq_req_notify(struct openrdma_cq *cq, int solicited_only);
 int tcp_cq_resize(struct openrdma_cq *cq, int cqe);
 int tcp_srq_create(struct openrdma_pd *pd,
 		   struct openrdma_srq_init_attr *init_attr,

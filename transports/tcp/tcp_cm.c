@@ -10,6 +10,11 @@
  *   ESTABLISHED (or CONNECT_RESPONSE, three-way)
  *   RTU ->                               ESTABLISHED
  *
+ * A connected socket that the application hands over on both of its ends
+ * (openrdma_cm_adopt_socket) runs the same frames without a listener: the
+ * end with the lower address and port is active and sends CONNECT, the
+ * other one waits for it (CM_ADOPT_WAIT) and answers ACCEPT on its own.
+ *
  * REJECT answers a CONNECT (the application's, or the backlog's), and
  * DISCONNECT ends a connection with private data; both are the last frame
  * their sender writes.  A connection that ends without them (peer killed,
@@ -20,6 +25,7 @@
  * listeners; it is held for a whole operation, event posts and QP moves
  * included (none of them calls back into the CM).
  */
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,15 +36,12 @@
 
 #include <openrdma/log.h>
 
+#include "core/sw/sw_ops.h"
 #include "transports/tcp/tcp.h"
 
-#define DEFAULT_BACKLOG 128
 /* Accepted connections that may sit before their CONNECT, beyond the
  * backlog: more are refused at once (a flood). */
 #define WAITING_SLACK 16
-/* RNR NAK timer the CM gives QPs: 0.64 ms, as IB CMs commonly do */
-#define CM_MIN_RNR_TIMER 12
-#define CM_TIMEOUT 14
 
 enum cm_state {
 	CM_IDLE,
@@ -47,17 +50,9 @@ enum cm_state {
 	CM_REQ_RCVD, /* passive: the application has the request */
 	CM_REP_RCVD, /* active, three-way: the application has the response */
 	CM_REP_SENT, /* passive: waiting for the active's RTU */
+	CM_ADOPT_WAIT, /* adopted socket, passive: waiting for its CONNECT */
 	CM_ESTABLISHED,
 	CM_DISCONNECTED,
-};
-
-/* What one side asked for in connect or accept. */
-struct cm_param {
-	uint8_t responder_resources;
-	uint8_t initiator_depth;
-	uint8_t retry_count;
-	uint8_t rnr_retry_count;
-	bool three_way;
 };
 
 struct tcp_listener;
@@ -70,11 +65,17 @@ struct tcp_cm_id {
 	struct sockaddr_storage peer;
 	struct tcp_conn *conn; /* holds a reference */
 	uint32_t peer_qpn;
-	struct cm_param mine;
-	struct cm_param theirs;
-	/* connect's private data, sent once the connection is up */
+	struct sw_cm_param mine;
+	struct sw_cm_param theirs;
+	/* connect's private data, sent once the connection is up (adopted,
+	 * passive: sent with the ACCEPT) */
 	uint8_t pdata[TCP_FRAME_PDATA_CONNECT];
 	uint8_t pdata_len;
+	/* an adopted socket: the passive end keeps the CONNECT's private data
+	 * for its ESTABLISHED */
+	bool adopted;
+	uint8_t peer_pdata[TCP_FRAME_PDATA_CONNECT];
+	uint8_t peer_pdata_len;
 	/* listener: its socket, backlog and requests not yet answered */
 	struct tcp_listener *lsn;
 	int backlog;
@@ -109,26 +110,7 @@ static uint64_t deadline_from_now(struct tcp_ctx *tctx)
 	return tcp_now() + (uint64_t)tctx->prm.connect_timeout_ms * 1000000u;
 }
 
-static void param_set(struct cm_param *p,
-		      const struct openrdma_conn_param *param)
-{
-	memset(p, 0, sizeof(*p));
-	if (!param) {
-		/* librdmacm's defaults without a param: all it can have */
-		p->responder_resources = TCP_MAX_RD_ATOM;
-		p->initiator_depth = TCP_MAX_RD_ATOM;
-		p->retry_count = 7;
-		p->rnr_retry_count = 7;
-		return;
-	}
-	p->responder_resources = param->responder_resources;
-	p->initiator_depth = param->initiator_depth;
-	p->retry_count = param->retry_count;
-	p->rnr_retry_count = param->rnr_retry_count;
-	p->three_way = param->three_way;
-}
-
-static void param_from_frame(struct cm_param *p, const struct tcp_frame *f)
+static void param_from_frame(struct sw_cm_param *p, const struct tcp_frame *f)
 {
 	memset(p, 0, sizeof(*p));
 	p->responder_resources = f->responder_resources < TCP_MAX_RD_ATOM ?
@@ -143,7 +125,7 @@ static void param_from_frame(struct cm_param *p, const struct tcp_frame *f)
 }
 
 static void frame_param(struct tcp_frame *f, uint8_t opcode,
-			const struct cm_param *p, uint32_t qpn)
+			const struct sw_cm_param *p, uint32_t qpn)
 {
 	memset(f, 0, sizeof(*f));
 	f->opcode = opcode;
@@ -159,114 +141,26 @@ static void event_init(struct openrdma_cm_event *ev,
 		       enum openrdma_cm_event_type type,
 		       const struct tcp_cm_id *id)
 {
-	memset(ev, 0, sizeof(*ev));
-	ev->event = type;
-	ev->src_addr = id->peer;
-	ev->dst_addr = id->local;
-}
-
-static void event_pdata(struct openrdma_cm_event *ev, const void *data,
-			unsigned int len)
-{
-	if (len)
-		memcpy(ev->param.private_data, data, len);
-	ev->param.private_data_len = (uint8_t)len;
-}
-
-/* The remote side's view of a connect or accept: its resources swapped. */
-static void event_param(struct openrdma_cm_event *ev, const struct cm_param *p,
-			uint32_t qp_num)
-{
-	ev->param.responder_resources = p->initiator_depth;
-	ev->param.initiator_depth = p->responder_resources;
-	ev->param.qp_num = qp_num;
-}
-
-static void post(struct tcp_cm_id *id, const struct openrdma_cm_event *ev)
-{
-	/* fails only while id is being destroyed: nobody is left to tell */
-	openrdma_cm_event_post(&id->base, ev);
+	sw_cm_event_init(ev, type, &id->peer, &id->local);
 }
 
 static void post_simple(struct tcp_cm_id *id, enum openrdma_cm_event_type t,
 			int status)
 {
-	struct openrdma_cm_event ev;
-
-	event_init(&ev, t, id);
-	ev.status = status;
-	post(id, &ev);
+	sw_cm_event_post_status(&id->base, t, status, &id->peer, &id->local);
 }
 
-static void qp_error(struct openrdma_qp *qp)
-{
-	struct openrdma_qp_attr attr = { .qp_state = OPENRDMA_QPS_ERR };
-
-	if (qp)
-		openrdma_qp_modify(qp, &attr, OPENRDMA_QP_STATE);
-}
-
-/*
- * Brings qp to RTS towards the QP numbered dest_qpn: mine is what this side
- * asked for, theirs what the other side did.  IB CM rules: remote reads and
- * atomics are allowed when this side offers responder resources, and each
- * side's RNR retry count is the one the other side sent.
- */
+/* Brings qp to RTS towards the QP numbered dest_qpn at peer. */
 static int qp_connect(struct openrdma_qp *qp, uint32_t dest_qpn,
 		      const struct sockaddr_storage *peer,
-		      const struct cm_param *mine,
-		      const struct cm_param *theirs)
+		      const struct sw_cm_param *mine,
+		      const struct sw_cm_param *theirs)
 {
-	unsigned int rd = mine->responder_resources ?
-				  OPENRDMA_ACCESS_REMOTE_READ |
-					  OPENRDMA_ACCESS_REMOTE_ATOMIC :
-				  0;
-	struct openrdma_qp_attr attr;
-	int ret;
+	struct sw_cm_path path = { .port_num = TCP_PORT,
+				   .addr = *peer,
+				   .dest_qpn = dest_qpn };
 
-	if (atomic_load(&qp->state) == OPENRDMA_QPS_RESET) {
-		memset(&attr, 0, sizeof(attr));
-		attr.qp_state = OPENRDMA_QPS_INIT;
-		attr.port_num = TCP_PORT;
-		attr.qp_access_flags = OPENRDMA_ACCESS_REMOTE_WRITE | rd;
-		ret = openrdma_qp_modify(
-			qp, &attr,
-			OPENRDMA_QP_STATE | OPENRDMA_QP_PKEY_INDEX |
-				OPENRDMA_QP_PORT | OPENRDMA_QP_ACCESS_FLAGS);
-		if (ret)
-			return ret;
-	}
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = OPENRDMA_QPS_RTR;
-	attr.path_mtu = OPENRDMA_MTU_4096;
-	attr.dest_qp_num = dest_qpn;
-	attr.max_dest_rd_atomic = mine->responder_resources;
-	attr.min_rnr_timer = CM_MIN_RNR_TIMER;
-	attr.qp_access_flags =
-		atomic_load(&to_tcp_qp(qp)->sw.access_flags) | rd;
-	attr.ah_attr.port_num = TCP_PORT;
-	attr.ah_attr.addr = *peer;
-	ret = openrdma_qp_modify(
-		qp, &attr,
-		OPENRDMA_QP_STATE | OPENRDMA_QP_AV | OPENRDMA_QP_PATH_MTU |
-			OPENRDMA_QP_DEST_QPN | OPENRDMA_QP_RQ_PSN |
-			OPENRDMA_QP_MAX_DEST_RD_ATOMIC |
-			OPENRDMA_QP_MIN_RNR_TIMER | OPENRDMA_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = OPENRDMA_QPS_RTS;
-	attr.timeout = CM_TIMEOUT;
-	attr.retry_cnt = mine->retry_count;
-	attr.rnr_retry = theirs->rnr_retry_count;
-	attr.max_rd_atomic = mine->initiator_depth;
-	return openrdma_qp_modify(
-		qp, &attr,
-		OPENRDMA_QP_STATE | OPENRDMA_QP_TIMEOUT |
-			OPENRDMA_QP_RETRY_CNT | OPENRDMA_QP_RNR_RETRY |
-			OPENRDMA_QP_SQ_PSN | OPENRDMA_QP_MAX_QP_RD_ATOMIC);
+	return sw_cm_qp_connect(qp, &to_tcp_qp(qp)->sw, &path, mine, theirs);
 }
 
 /* Ends a pending request on its listener.  Called with cm_lock held. */
@@ -388,7 +282,7 @@ int tcp_cm_id_destroy(struct openrdma_cm_id *base)
 	struct tcp_ctx *tctx = id->ctx;
 	struct tcp_frame f;
 	struct tcp_conn *conn;
-	bool abortive = false;
+	bool abortive = false, bye = false;
 
 	pthread_mutex_lock(&tctx->cm_lock);
 	listener_close(id);
@@ -399,6 +293,7 @@ int tcp_cm_id_destroy(struct openrdma_cm_id *base)
 		send_reject(id, TCP_REJ_CONSUMER, NULL, 0);
 		break;
 	case CM_REQ_SENT:
+	case CM_ADOPT_WAIT:
 		/* the request vanishes: the passive side's accept fails */
 		abortive = true;
 		break;
@@ -414,10 +309,13 @@ int tcp_cm_id_destroy(struct openrdma_cm_id *base)
 		break;
 	}
 	conn = conn_unlink(id);
+	/* bye is written under cm_lock by the frames of the peer */
+	if (conn)
+		bye = conn->bye;
 	pthread_mutex_unlock(&tctx->cm_lock);
 	if (conn) {
 		/* after its last frame the peer closes, or abortively now */
-		if (abortive || !conn->bye)
+		if (abortive || !bye)
 			tcp_conn_close(conn, -OPENRDMA_ECONNABORTED, true);
 		tcp_conn_put(conn);
 	}
@@ -461,7 +359,7 @@ int tcp_cm_listen(struct openrdma_cm_id *base, const struct sockaddr *addr,
 		goto err;
 	}
 	if (!backlog)
-		backlog = DEFAULT_BACKLOG;
+		backlog = SW_CM_DEFAULT_BACKLOG;
 	ret = tcp_sock_listen(tctx, (struct sockaddr *)&ss,
 			      backlog + WAITING_SLACK, &fd);
 	if (ret) {
@@ -551,7 +449,7 @@ static void connect_failed(struct tcp_cm_id *id,
 			   enum openrdma_cm_event_type type, int status)
 {
 	id->state = CM_IDLE;
-	qp_error(id->base.qp);
+	sw_cm_qp_error(id->base.qp);
 	post_simple(id, type, status);
 }
 
@@ -589,7 +487,8 @@ int tcp_cm_connect(struct openrdma_cm_id *base, struct openrdma_qp *qp,
 					       -OPENRDMA_EISCONN;
 		goto out;
 	}
-	param_set(&id->mine, param);
+	id->adopted = false;
+	sw_cm_param_set(&id->mine, param, TCP_MAX_RD_ATOM);
 	id->pdata_len = param ? param->private_data_len : 0;
 	if (id->pdata_len)
 		memcpy(id->pdata, param->private_data, id->pdata_len);
@@ -659,6 +558,183 @@ void tcp_cm_connected(struct tcp_conn *conn)
 }
 
 /* ------------------------------------------------------------------ */
+/* Adopting a connected socket                                        */
+/* ------------------------------------------------------------------ */
+
+/* Orders two socket addresses: family, address bytes, then port. */
+static int addr_cmp(const struct sockaddr_storage *a,
+		    const struct sockaddr_storage *b)
+{
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
+	const struct sockaddr_in6 *b6 = (const struct sockaddr_in6 *)b;
+	const struct sockaddr_in *a4 = (const struct sockaddr_in *)a;
+	const struct sockaddr_in *b4 = (const struct sockaddr_in *)b;
+	int ret;
+
+	if (a->ss_family != b->ss_family)
+		return a->ss_family < b->ss_family ? -1 : 1;
+	if (a->ss_family == AF_INET6)
+		ret = memcmp(&a6->sin6_addr, &b6->sin6_addr,
+			     sizeof(a6->sin6_addr));
+	else
+		ret = memcmp(&a4->sin_addr, &b4->sin_addr,
+			     sizeof(a4->sin_addr));
+	if (ret)
+		return ret;
+	if (sw_addr_port((const struct sockaddr *)a) ==
+	    sw_addr_port((const struct sockaddr *)b))
+		return 0;
+	return sw_addr_port((const struct sockaddr *)a) <
+			       sw_addr_port((const struct sockaddr *)b) ?
+		       -1 :
+		       1;
+}
+
+/*
+ * Nobody stands between two adopting ends to settle the read depths: each
+ * takes the smaller of its offer and what the other end's offer allows, so
+ * that both arrive at the same numbers.
+ */
+static void adopt_negotiate(struct tcp_cm_id *id)
+{
+	struct sw_cm_param *m = &id->mine;
+	const struct sw_cm_param *t = &id->theirs;
+
+	if (m->responder_resources > t->initiator_depth)
+		m->responder_resources = t->initiator_depth;
+	if (m->initiator_depth > t->responder_resources)
+		m->initiator_depth = t->responder_resources;
+}
+
+/* Passive end of an adopted socket: the active end's CONNECT.  Answers it
+ * as accept_request() would, with the data given to the adoption.  Called
+ * with cm_lock held. */
+static void adopt_on_connect(struct tcp_cm_id *id, const struct tcp_frame *f,
+			     const uint8_t *pdata)
+{
+	struct tcp_conn *conn = id->conn;
+	struct openrdma_qp *qp = id->base.qp;
+	struct tcp_frame a;
+	int ret;
+
+	conn->greeted = true;
+	pthread_mutex_lock(&id->ctx->lock);
+	conn->deadline = 0;
+	pthread_mutex_unlock(&id->ctx->lock);
+	id->peer_qpn = f->src_qpn;
+	param_from_frame(&id->theirs, f);
+	adopt_negotiate(id);
+	id->peer_pdata_len = (uint8_t)f->length;
+	if (f->length)
+		memcpy(id->peer_pdata, pdata, f->length);
+
+	tcp_qp_attach_cm(to_tcp_qp(qp), conn, id->peer_qpn);
+	ret = qp_connect(qp, id->peer_qpn, &id->peer, &id->mine, &id->theirs);
+	if (ret) {
+		send_reject(id, ret, NULL, 0);
+		connect_failed(id, OPENRDMA_CM_EVENT_CONNECT_ERROR, ret);
+		return;
+	}
+	id->state = CM_REP_SENT;
+	frame_param(&a, TCP_OP_ACCEPT, &id->mine, qp->qp_num);
+	if (send_frame(id, &a, id->pdata, id->pdata_len, false))
+		tcp_conn_close(conn, -OPENRDMA_ENOMEM, true);
+}
+
+int tcp_cm_adopt(struct openrdma_cm_id *base, struct openrdma_qp *qp, int fd,
+		 const struct openrdma_conn_param *param)
+{
+	struct tcp_cm_id *id = to_cm_id(base);
+	struct tcp_ctx *tctx = id->ctx;
+	struct sockaddr_storage local, peer;
+	struct tcp_conn *conn;
+	struct tcp_frame f;
+	socklen_t len;
+	int ret, fl, fdfl, cmp;
+
+	len = sizeof(local);
+	if (getsockname(fd, (struct sockaddr *)&local, &len))
+		return -errno;
+	len = sizeof(peer);
+	if (getpeername(fd, (struct sockaddr *)&peer, &len))
+		return -OPENRDMA_ENOTCONN;
+	tcp_addr_normalize(&local);
+	tcp_addr_normalize(&peer);
+	cmp = addr_cmp(&local, &peer);
+	/* connected to itself: its CONNECT would come back to it */
+	if (!cmp)
+		return -OPENRDMA_EINVAL;
+	fl = fcntl(fd, F_GETFL);
+	fdfl = fcntl(fd, F_GETFD);
+	if (fl < 0 || fdfl < 0)
+		return -OPENRDMA_EINVAL;
+
+	pthread_mutex_lock(&tctx->cm_lock);
+	if (id->state != CM_IDLE || id->conn) {
+		ret = id->state == CM_LISTEN ? -OPENRDMA_EINVAL :
+					       -OPENRDMA_EISCONN;
+		goto err_unlock;
+	}
+	/* our sockets never block, and none leaks into a program exec'ed */
+	if (fcntl(fd, F_SETFL, fl | O_NONBLOCK) ||
+	    fcntl(fd, F_SETFD, fdfl | FD_CLOEXEC)) {
+		ret = -errno;
+		goto err_flags;
+	}
+	ret = tcp_conn_create(
+		tctx, fd, cmp < 0 ? TCP_CONN_CM_ACTIVE : TCP_CONN_CM_PASSIVE,
+		&conn);
+	if (ret)
+		goto err_flags;
+	sw_cm_param_set(&id->mine, param, TCP_MAX_RD_ATOM);
+	id->pdata_len = param ? param->private_data_len : 0;
+	if (id->pdata_len)
+		memcpy(id->pdata, param->private_data, id->pdata_len);
+	id->local = local;
+	id->peer = peer;
+	id->adopted = true;
+	tcp_qp_set_cm(to_tcp_qp(qp));
+	conn->local = local;
+	conn->peer = peer;
+	/* the peer converts within the handshake's time, or it failed */
+	conn->deadline = deadline_from_now(tctx);
+	conn->id = id;
+	id->conn = conn; /* the creator's reference */
+	if (cmp < 0) {
+		/* queued now, written once the progress thread has it */
+		id->state = CM_REQ_SENT;
+		frame_param(&f, TCP_OP_CONNECT, &id->mine, qp->qp_num);
+		ret = tcp_tx_ctl(conn, &f, id->pdata, id->pdata_len, false);
+		if (ret)
+			goto err_conn;
+	} else {
+		id->state = CM_ADOPT_WAIT;
+	}
+	ret = tcp_conn_start(conn, TCP_CONN_OPEN);
+	if (ret)
+		goto err_conn;
+	tcp_sock_tune(tctx, fd);
+	/* the CONNECT leaves now rather than on the first EPOLLOUT */
+	tcp_tx_kick(conn);
+	pthread_mutex_unlock(&tctx->cm_lock);
+	return 0;
+
+err_conn:
+	conn_unlink(id);
+	id->state = CM_IDLE;
+	id->adopted = false;
+	/* the socket is still the caller's: the connection must not close it */
+	conn->poll.fd = -1;
+	tcp_conn_put(conn);
+err_flags:
+	fcntl(fd, F_SETFL, fl);
+	fcntl(fd, F_SETFD, fdfl);
+err_unlock:
+	pthread_mutex_unlock(&tctx->cm_lock);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
 /* Answering                                                          */
 /* ------------------------------------------------------------------ */
 
@@ -671,7 +747,7 @@ static int accept_request(struct tcp_cm_id *id, struct openrdma_qp *qp,
 
 	if (!id->conn)
 		return -OPENRDMA_ECONNABORTED;
-	param_set(&id->mine, param);
+	sw_cm_param_set(&id->mine, param, TCP_MAX_RD_ATOM);
 	tcp_qp_set_cm(to_tcp_qp(qp));
 	/* attached first: its first requests follow our ACCEPT closely */
 	tcp_qp_attach_cm(to_tcp_qp(qp), id->conn, id->peer_qpn);
@@ -696,12 +772,14 @@ static void on_accept(struct tcp_cm_id *id, const struct tcp_frame *f,
 
 	id->peer_qpn = f->src_qpn;
 	param_from_frame(&id->theirs, f);
+	if (id->adopted)
+		adopt_negotiate(id);
 	if (id->mine.three_way) {
 		id->state = CM_REP_RCVD;
 		event_init(&ev, OPENRDMA_CM_EVENT_CONNECT_RESPONSE, id);
-		event_param(&ev, &id->theirs, id->peer_qpn);
-		event_pdata(&ev, pdata, f->length);
-		post(id, &ev);
+		sw_cm_event_param(&ev, &id->theirs, id->peer_qpn);
+		sw_cm_event_pdata(&ev, pdata, f->length);
+		sw_cm_event_post(&id->base, &ev);
 		return;
 	}
 	tcp_qp_attach_cm(to_tcp_qp(qp), id->conn, id->peer_qpn);
@@ -714,9 +792,9 @@ static void on_accept(struct tcp_cm_id *id, const struct tcp_frame *f,
 	}
 	id->state = CM_ESTABLISHED;
 	event_init(&ev, OPENRDMA_CM_EVENT_ESTABLISHED, id);
-	event_param(&ev, &id->theirs, id->peer_qpn);
-	event_pdata(&ev, pdata, f->length);
-	post(id, &ev);
+	sw_cm_event_param(&ev, &id->theirs, id->peer_qpn);
+	sw_cm_event_pdata(&ev, pdata, f->length);
+	sw_cm_event_post(&id->base, &ev);
 	memset(&rtu, 0, sizeof(rtu));
 	rtu.opcode = TCP_OP_RTU;
 	send_frame(id, &rtu, NULL, 0, false);
@@ -779,7 +857,7 @@ int tcp_cm_reject(struct openrdma_cm_id *base, const void *private_data,
 	/* a rejected connection leaves the QP that waited for it in ERR, as
 	 * the IB CM does */
 	if (id->state == CM_REP_RCVD)
-		qp_error(id->base.qp);
+		sw_cm_qp_error(id->base.qp);
 	id->state = CM_IDLE;
 	send_reject(id, TCP_REJ_CONSUMER, private_data, private_data_len);
 	/* the peer closes once it read the REJECT */
@@ -808,7 +886,7 @@ int tcp_cm_disconnect(struct openrdma_cm_id *base, const void *private_data,
 	memset(&f, 0, sizeof(f));
 	f.opcode = TCP_OP_DISCONNECT;
 	send_frame(id, &f, private_data, private_data_len, true);
-	qp_error(id->base.qp);
+	sw_cm_qp_error(id->base.qp);
 	post_simple(id, OPENRDMA_CM_EVENT_DISCONNECTED, 0);
 out:
 	pthread_mutex_unlock(&id->ctx->cm_lock);
@@ -893,8 +971,8 @@ static struct tcp_cm_id *on_connect(struct tcp_conn *conn,
 
 	event_init(&ev, OPENRDMA_CM_EVENT_CONNECT_REQUEST, n);
 	ev.listen_id = &lid->base;
-	event_param(&ev, &n->theirs, n->peer_qpn);
-	event_pdata(&ev, pdata, f->length);
+	sw_cm_event_param(&ev, &n->theirs, n->peer_qpn);
+	sw_cm_event_pdata(&ev, pdata, f->length);
 	if (!openrdma_cm_event_post(&n->base, &ev))
 		return NULL;
 	/* the listener is being destroyed */
@@ -915,16 +993,16 @@ static void on_reject(struct tcp_cm_id *id, const struct tcp_frame *f,
 	switch (id->state) {
 	case CM_REQ_SENT:
 		id->state = CM_IDLE;
-		qp_error(id->base.qp);
+		sw_cm_qp_error(id->base.qp);
 		event_init(&ev, OPENRDMA_CM_EVENT_REJECTED, id);
 		ev.status = f->reason;
-		event_pdata(&ev, pdata, f->length);
-		post(id, &ev);
+		sw_cm_event_pdata(&ev, pdata, f->length);
+		sw_cm_event_post(&id->base, &ev);
 		break;
 	case CM_REP_SENT:
 		/* the active side could not, or would not, take our accept */
 		id->state = CM_IDLE;
-		qp_error(id->base.qp);
+		sw_cm_qp_error(id->base.qp);
 		post_simple(id, OPENRDMA_CM_EVENT_CONNECT_ERROR, f->reason);
 		break;
 	default:
@@ -946,10 +1024,10 @@ static void on_disconnect(struct tcp_cm_id *id, const struct tcp_frame *f,
 	case CM_REP_SENT:
 	case CM_REP_RCVD:
 		id->state = CM_DISCONNECTED;
-		qp_error(id->base.qp);
+		sw_cm_qp_error(id->base.qp);
 		event_init(&ev, OPENRDMA_CM_EVENT_DISCONNECTED, id);
-		event_pdata(&ev, pdata, f->length);
-		post(id, &ev);
+		sw_cm_event_pdata(&ev, pdata, f->length);
+		sw_cm_event_post(&id->base, &ev);
 		break;
 	case CM_DISCONNECTED:
 		/* both sides hung up at once: each reported its own */
@@ -970,7 +1048,9 @@ void tcp_cm_frame(struct tcp_conn *conn, const struct tcp_frame *f,
 
 	pthread_mutex_lock(&tctx->cm_lock);
 	if (f->opcode == TCP_OP_CONNECT) {
-		if (conn->kind == TCP_CONN_CM_PASSIVE && !conn->greeted)
+		if (conn->id && conn->id->state == CM_ADOPT_WAIT)
+			adopt_on_connect(conn->id, f, pdata);
+		else if (conn->kind == TCP_CONN_CM_PASSIVE && !conn->greeted)
 			orphan = on_connect(conn, f, pdata);
 		else
 			tcp_conn_close(conn, -OPENRDMA_EPROTO, true);
@@ -1009,8 +1089,16 @@ void tcp_cm_frame(struct tcp_conn *conn, const struct tcp_frame *f,
 		}
 		id->state = CM_ESTABLISHED;
 		event_init(&ev, OPENRDMA_CM_EVENT_ESTABLISHED, id);
-		event_param(&ev, &id->theirs, id->peer_qpn);
-		post(id, &ev);
+		sw_cm_event_param(&ev, &id->theirs, id->peer_qpn);
+		if (id->adopted) {
+			/* what both ends settled on, and the CONNECT's data */
+			ev.param.responder_resources =
+				id->mine.responder_resources;
+			ev.param.initiator_depth = id->mine.initiator_depth;
+			sw_cm_event_pdata(&ev, id->peer_pdata,
+					  id->peer_pdata_len);
+		}
+		sw_cm_event_post(&id->base, &ev);
 		break;
 	case TCP_OP_DISCONNECT:
 		on_disconnect(id, f, pdata);
@@ -1049,6 +1137,7 @@ void tcp_cm_conn_lost(struct tcp_conn *conn, int err)
 		err = -OPENRDMA_ECONNRESET;
 	switch (id->state) {
 	case CM_REQ_SENT:
+	case CM_ADOPT_WAIT:
 		connect_failed(id,
 			       unreachable(err) ?
 				       OPENRDMA_CM_EVENT_UNREACHABLE :

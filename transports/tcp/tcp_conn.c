@@ -90,6 +90,14 @@ void tcp_conn_put(struct tcp_conn *conn)
 		conn_free(conn);
 }
 
+/* Unlinks conn from the context's list; ctx->lock held. */
+static void conns_del(struct tcp_ctx *tctx, struct tcp_conn *conn)
+{
+	if (tctx->sweep_next == conn)
+		tctx->sweep_next = conn->next;
+	DL_DELETE(tctx->conns, conn);
+}
+
 int tcp_conn_start(struct tcp_conn *conn, enum tcp_conn_state state)
 {
 	struct tcp_ctx *tctx = conn->ctx;
@@ -105,7 +113,7 @@ int tcp_conn_start(struct tcp_conn *conn, enum tcp_conn_state state)
 			   EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
 	if (ret) {
 		pthread_mutex_lock(&tctx->lock);
-		DL_DELETE(tctx->conns, conn);
+		conns_del(tctx, conn);
 		pthread_mutex_unlock(&tctx->lock);
 		atomic_store(&conn->state, TCP_CONN_CLOSED);
 		tcp_conn_put(conn);
@@ -165,7 +173,9 @@ static void teardown(struct tcp_conn *conn)
 		DL_DELETE2(tctx->rx_again, conn, rx_prev, rx_next);
 		tcp_conn_put(conn);
 	}
+	tcp_poll_release(conn);
 	tcp_conn_quiesce(conn);
+	tcp_rx_quiesce(conn);
 	if (conn->error && conn->error != -OPENRDMA_ECONNABORTED)
 		openrdma_dbg("tcp", "connection %p (fd %d) ends: %s (%d)",
 			     (void *)conn, conn->poll.fd,
@@ -178,12 +188,13 @@ static void teardown(struct tcp_conn *conn)
 	if (conn->kind == TCP_CONN_CM_ACTIVE ||
 	    conn->kind == TCP_CONN_CM_PASSIVE)
 		tcp_cm_conn_lost(conn, conn->error);
-	core_lock_acquire(&conn->lock);
-	qp = conn->qp;
-	core_lock_release(&conn->lock);
+	/* held: whoever destroys or resets the QP waits for it */
+	qp = tcp_conn_qp_get(conn);
 	if (qp) {
+		tcp_poll_detach(conn);
 		tcp_conn_set_qp(conn, NULL, 0);
 		tcp_qp_conn_lost(qp, conn, conn->error);
+		tcp_qp_put(qp);
 	}
 	if (conn->abortive)
 		setsockopt(conn->poll.fd, SOL_SOCKET, SO_LINGER, &lg,
@@ -192,7 +203,7 @@ static void teardown(struct tcp_conn *conn)
 		shutdown(conn->poll.fd, SHUT_WR);
 
 	pthread_mutex_lock(&tctx->lock);
-	DL_DELETE(tctx->conns, conn);
+	conns_del(tctx, conn);
 	if (conn->hello_counted) {
 		conn->hello_counted = false;
 		tctx->hello_pending--;
@@ -246,7 +257,7 @@ void tcp_conn_set_qp(struct tcp_conn *conn, struct tcp_qp *qp,
 /* The TCP handshake of an outgoing connection ended. */
 static void connected(struct tcp_conn *conn)
 {
-	int err = 0;
+	int err = 0, state = TCP_CONN_CONNECTING;
 	socklen_t len = sizeof(err);
 
 	if (getsockopt(conn->poll.fd, SOL_SOCKET, SO_ERROR, &err, &len))
@@ -260,7 +271,11 @@ static void connected(struct tcp_conn *conn)
 	tcp_addr_normalize(&conn->local);
 	tcp_sock_tune(conn->ctx, conn->poll.fd);
 	atomic_store(&conn->last_rx, tcp_now());
-	atomic_store(&conn->state, TCP_CONN_OPEN);
+	/* a connection closed meanwhile stays closed: teardown relies on
+	 * no writer starting once it is CLOSING */
+	if (!atomic_compare_exchange_strong(&conn->state, &state,
+					    TCP_CONN_OPEN))
+		return;
 	if (conn->kind == TCP_CONN_QP_OUT)
 		tcp_manual_connected(conn);
 	else
@@ -282,37 +297,55 @@ static void conn_event(struct tcp_poll *poll, uint32_t events)
 	if (state != TCP_CONN_OPEN)
 		return;
 	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
-		tcp_rx_ready(conn);
+		tcp_poll_rx_event(conn);
 	if ((events & EPOLLOUT) && atomic_load(&conn->state) == TCP_CONN_OPEN)
 		tcp_tx_writable(conn);
 }
 
-/* Connections the sweep acts on, collected under ctx->lock. */
+/* Connections one sweep pass acts on, collected under ctx->lock; a full
+ * pass leaves the rest to the next, which resumes where it stopped. */
 #define SWEEP_BATCH 64
+
+/* The connection after conn, round the list; NULL back at start. */
+static struct tcp_conn *sweep_step(struct tcp_ctx *tctx, struct tcp_conn *conn,
+				   struct tcp_conn *start)
+{
+	struct tcp_conn *next = conn->next ? conn->next : tctx->conns;
+
+	return next == start ? NULL : next;
+}
 
 void tcp_conn_sweep(struct tcp_ctx *tctx, uint64_t now)
 {
 	uint64_t ka = (uint64_t)tctx->prm.keepalive_ms * 1000000u;
-	struct tcp_conn *conn, *act[SWEEP_BATCH];
+	struct tcp_conn *conn, *start, *act[SWEEP_BATCH];
 	int what[SWEEP_BATCH], i, n = 0;
 	bool pending;
 
 	pthread_mutex_lock(&tctx->lock);
-	DL_FOREACH (tctx->conns, conn) {
-		if (n == SWEEP_BATCH)
-			break; /* the rest next time */
+	start = tctx->sweep_next ? tctx->sweep_next : tctx->conns;
+	tctx->sweep_next = NULL;
+	for (conn = start; conn; conn = sweep_step(tctx, conn, start)) {
+		if (n == SWEEP_BATCH) {
+			tctx->sweep_next = conn;
+			break;
+		}
 		if (atomic_load(&conn->state) == TCP_CONN_CLOSING ||
 		    atomic_load(&conn->state) == TCP_CONN_CLOSED)
 			continue;
 		if (conn->deadline && now > conn->deadline) {
 			what[n] = 0; /* handshake too slow */
+		} else if (conn->deadline && conn->kind == TCP_CONN_QP_OUT) {
+			what[n] = 3; /* requests may wait for the peer */
 		} else if (!conn->deadline &&
 			   atomic_load(&conn->state) == TCP_CONN_OPEN &&
-			   now - atomic_load(&conn->last_rx) > ka) {
+			   atomic_load(&conn->last_rx) + ka < now) {
+			/* (readers and writers in other threads stamp times
+			 * newer than now: no unsigned now - last) */
 			what[n] = 1; /* silent peer */
 		} else if (atomic_load(&conn->state) == TCP_CONN_OPEN &&
-			   !conn->shut &&
-			   now - atomic_load(&conn->last_tx) > ka / 3) {
+			   !__atomic_load_n(&conn->shut, __ATOMIC_RELAXED) &&
+			   atomic_load(&conn->last_tx) + ka / 3 < now) {
 			what[n] = 2; /* we were quiet: keep it alive */
 		} else {
 			continue;
@@ -332,6 +365,9 @@ void tcp_conn_sweep(struct tcp_ctx *tctx, uint64_t now)
 			openrdma_info("tcp", "peer silent for %u ms: closing",
 				      tctx->prm.keepalive_ms);
 			tcp_conn_close(conn, -OPENRDMA_ETIMEDOUT, true);
+			break;
+		case 3:
+			tcp_manual_sweep(conn, now);
 			break;
 		default:
 			core_lock_acquire(&conn->lock);

@@ -1,116 +1,104 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
-/* Completion queues and shared receive queues: thin wraps of core/sw. */
+/*
+ * Completion queues and shared receive queues: the toolkit's
+ * (core/sw/sw_cq_ops.c), with the connections a polling CQ drives.
+ */
+#include <stddef.h>
 #include <stdlib.h>
 
+#include "core/sw/sw_ops.h"
 #include "transports/tcp/tcp.h"
+
+static int cq_init(struct openrdma_context *ctx, struct openrdma_cq *cq)
+{
+	return -pthread_mutex_init(&to_tcp_cq(cq)->drive_lock, NULL);
+}
+
+static void cq_fini(struct openrdma_cq *cq)
+{
+	struct tcp_cq *tcq = to_tcp_cq(cq);
+
+	/* its QPs are gone, and with them every connection it drove */
+	pthread_mutex_destroy(&tcq->drive_lock);
+	free(tcq->drive);
+}
+
+static const struct sw_cq_ops tcp_cq_ops = {
+	.max_cqe = TCP_MAX_CQE,
+	.max_srq_wr = TCP_MAX_SRQ_WR,
+	.max_sge = TCP_MAX_SGE,
+	.cq_size = sizeof(struct tcp_cq),
+	.cq_sw = offsetof(struct tcp_cq, sw),
+	.srq_size = sizeof(struct tcp_srq),
+	.srq_sw = offsetof(struct tcp_srq, sw),
+	.res_get = tcp_res_get,
+	.res_put = tcp_res_put,
+	.cq_init = cq_init,
+	.cq_fini = cq_fini,
+};
 
 int tcp_cq_create(struct openrdma_context *ctx, int cqe, int comp_vector,
 		  struct openrdma_cq **cq_out)
 {
-	struct tcp_ctx *tctx = to_tcp_ctx(ctx);
-	struct tcp_cq *cq;
-	int ret;
-
-	if (cqe < 1 || cqe > TCP_MAX_CQE)
-		return -OPENRDMA_EINVAL;
-	ret = tcp_res_get(tctx, TCP_RES_CQ);
-	if (ret)
-		return ret;
-	ret = -OPENRDMA_ENOMEM;
-	cq = calloc(1, sizeof(*cq));
-	if (!cq)
-		goto err_res;
-	ret = sw_cq_init(&cq->sw, &cq->base, cqe);
-	if (ret)
-		goto err_free;
-	cq->base.cqe = cqe;
-	*cq_out = &cq->base;
-	return 0;
-
-err_free:
-	free(cq);
-err_res:
-	tcp_res_put(tctx, TCP_RES_CQ);
-	return ret;
+	return sw_cq_create(&tcp_cq_ops, ctx, cqe, cq_out);
 }
 
 int tcp_cq_destroy(struct openrdma_cq *cq)
 {
-	struct tcp_cq *scq = to_tcp_cq(cq);
-
-	sw_cq_fini(&scq->sw);
-	tcp_res_put(to_tcp_ctx(cq->obj.ctx), TCP_RES_CQ);
-	free(scq);
-	return 0;
+	return sw_cq_destroy(&tcp_cq_ops, cq);
 }
 
 int tcp_cq_poll(struct openrdma_cq *cq, int num_entries, struct openrdma_wc *wc)
 {
-	return sw_cq_poll(&to_tcp_cq(cq)->sw, num_entries, wc);
+	struct tcp_cq *tcq = to_tcp_cq(cq);
+	int n;
+
+	n = sw_cq_poll(&tcq->sw, num_entries, wc);
+	if (n || !num_entries) {
+		atomic_store(&tcq->streak, 0);
+		return n;
+	}
+	/* nothing yet: read the connections it waits on (tcp_poll.c) */
+	tcp_poll_drive(tcq);
+	return sw_cq_poll(&tcq->sw, num_entries, wc);
+}
+
+int tcp_cq_req_notify(struct openrdma_cq *cq, int solicited_only)
+{
+	struct tcp_cq *tcq = to_tcp_cq(cq);
+	struct tcp_ctx *tctx = to_tcp_ctx(cq->obj.ctx);
+
+	/* its poller goes to sleep on the channel: the progress thread takes
+	 * its connections back at once */
+	atomic_store(&tcq->streak, 0);
+	atomic_store(&tcq->last_poll, 0);
+	if (atomic_load(&tctx->app_count))
+		tcp_progress_wake(tctx);
+	/* the core arms the CQ */
+	return -OPENRDMA_EOPNOTSUPP;
 }
 
 int tcp_cq_resize(struct openrdma_cq *cq, int cqe)
 {
-	int ret;
-
-	if (cqe < 1 || cqe > TCP_MAX_CQE)
-		return -OPENRDMA_EINVAL;
-	ret = sw_cq_resize(&to_tcp_cq(cq)->sw, cqe);
-	if (!ret)
-		cq->cqe = cqe;
-	return ret;
+	return sw_cq_set_size(&tcp_cq_ops, cq, cqe);
 }
 
 int tcp_srq_create(struct openrdma_pd *pd,
 		   struct openrdma_srq_init_attr *init_attr,
 		   struct openrdma_srq **srq_out)
 {
-	struct tcp_ctx *tctx = to_tcp_ctx(pd->obj.ctx);
-	struct openrdma_srq_attr *attr = &init_attr->attr;
-	struct tcp_srq *srq;
-	int ret;
-
-	if (!attr->max_wr || attr->max_wr > TCP_MAX_SRQ_WR ||
-	    attr->max_sge > TCP_MAX_SGE)
-		return -OPENRDMA_EINVAL;
-	ret = tcp_res_get(tctx, TCP_RES_SRQ);
-	if (ret)
-		return ret;
-	ret = -OPENRDMA_ENOMEM;
-	srq = calloc(1, sizeof(*srq));
-	if (!srq)
-		goto err_res;
-	srq->base.pd = pd;
-	ret = sw_srq_init(&srq->sw, &srq->base, attr);
-	if (ret)
-		goto err_free;
-	/* granted as asked; the limit is armed by srq_modify only */
-	attr->srq_limit = 0;
-	*srq_out = &srq->base;
-	return 0;
-
-err_free:
-	free(srq);
-err_res:
-	tcp_res_put(tctx, TCP_RES_SRQ);
-	return ret;
+	return sw_srq_create(&tcp_cq_ops, pd, init_attr, srq_out);
 }
 
 int tcp_srq_destroy(struct openrdma_srq *srq)
 {
-	struct tcp_srq *ssrq = to_tcp_srq(srq);
-
-	sw_srq_fini(&ssrq->sw);
-	tcp_res_put(to_tcp_ctx(srq->obj.ctx), TCP_RES_SRQ);
-	free(ssrq);
-	return 0;
+	return sw_srq_destroy(&tcp_cq_ops, srq);
 }
 
 int tcp_srq_modify(struct openrdma_srq *srq, struct openrdma_srq_attr *attr,
 		   int attr_mask)
 {
-	return sw_srq_modify(&to_tcp_srq(srq)->sw, attr, attr_mask,
-			     TCP_MAX_SRQ_WR);
+	return sw_srq_set_attr(&tcp_cq_ops, srq, attr, attr_mask);
 }
 
 int tcp_srq_post_recv(struct openrdma_srq *srq, struct openrdma_recv_wr *wr,

@@ -15,31 +15,49 @@
 #include <openrdma/log.h>
 #include <openrdma/param.h>
 
+#include "core/sw/sw_ops.h"
 #include "transports/tcp/tcp.h"
 
 /* Attempts at finding a port number free for both TCP and UDP. */
 #define PORT_ATTEMPTS 32
 #define QP_LISTEN_BACKLOG 1024
 
-static const int res_max[TCP_RES_NUM] = {
-	[TCP_RES_PD] = TCP_MAX_PD, [TCP_RES_MR] = TCP_MAX_MR,
-	[TCP_RES_MW] = TCP_MAX_MW, [TCP_RES_CQ] = TCP_MAX_CQ,
-	[TCP_RES_QP] = TCP_MAX_QP, [TCP_RES_SRQ] = TCP_MAX_SRQ,
-	[TCP_RES_AH] = TCP_MAX_AH,
+static const struct sw_dev_limits tcp_limits = {
+	.transport = "tcp",
+	.res_max = {
+		[SW_RES_PD] = TCP_MAX_PD, [SW_RES_MR] = TCP_MAX_MR,
+		[SW_RES_MW] = TCP_MAX_MW, [SW_RES_CQ] = TCP_MAX_CQ,
+		[SW_RES_QP] = TCP_MAX_QP, [SW_RES_SRQ] = TCP_MAX_SRQ,
+		[SW_RES_AH] = TCP_MAX_AH,
+	},
+	.max_mr_size = TCP_MAX_MR_SIZE,
+	.max_msg_size = TCP_MAX_MSG_SIZE,
+	.max_ud_msg = TCP_MAX_UD_MSG,
+	.max_qp_wr = TCP_MAX_QP_WR,
+	.max_sge = TCP_MAX_SGE,
+	.max_inline = TCP_MAX_INLINE,
+	.max_cqe = TCP_MAX_CQE,
+	.max_srq_wr = TCP_MAX_SRQ_WR,
+	.max_rd_atom = TCP_MAX_RD_ATOM,
+	.pdata_connect = TCP_FRAME_PDATA_CONNECT,
+	.pdata_accept = TCP_FRAME_PDATA_ACCEPT,
+	.pdata_reject = TCP_FRAME_PDATA_REJECT,
+	.pdata_disconnect = TCP_FRAME_PDATA_DISCONNECT,
+	.cap_flags = OPENRDMA_DEVICE_CROSS_PROCESS | OPENRDMA_DEVICE_CROSS_HOST |
+		     OPENRDMA_DEVICE_SOCKET_ADOPT,
+	.atomic_cap = OPENRDMA_ATOMIC_HCA,
+	.link_layer = OPENRDMA_LINK_LAYER_ETHERNET,
 };
 
-int tcp_res_get(struct tcp_ctx *tctx, enum tcp_res res)
+int tcp_res_get(struct openrdma_context *ctx, enum sw_res res)
 {
-	if (atomic_fetch_add(&tctx->count[res], 1) >= res_max[res]) {
-		atomic_fetch_sub(&tctx->count[res], 1);
-		return -OPENRDMA_ENOMEM;
-	}
-	return 0;
+	return sw_res_get(&to_tcp_ctx(ctx)->count[res],
+			  tcp_limits.res_max[res]);
 }
 
-void tcp_res_put(struct tcp_ctx *tctx, enum tcp_res res)
+void tcp_res_put(struct openrdma_context *ctx, enum sw_res res)
 {
-	atomic_fetch_sub(&tctx->count[res], 1);
+	sw_res_put(&to_tcp_ctx(ctx)->count[res]);
 }
 
 /*
@@ -284,51 +302,12 @@ int tcp_device_query(struct openrdma_context *ctx,
 {
 	struct tcp_ctx *tctx = to_tcp_ctx(ctx);
 
-	memset(attr, 0, sizeof(*attr));
-	strcpy(attr->transport, "tcp");
-	snprintf(attr->fw_ver, sizeof(attr->fw_ver), "openrdma %s",
-		 OPENRDMA_VERSION_STRING);
+	sw_device_attr_init(attr, &tcp_limits);
 	/* locally administered, from the port's address */
 	attr->node_guid =
 		0x0200000000000000ull | ((uint64_t)tctx->gid.raw[12] << 24) |
 		((uint64_t)tctx->gid.raw[13] << 16) |
 		((uint64_t)tctx->gid.raw[14] << 8) | tctx->gid.raw[15];
-	attr->node_transport = OPENRDMA_NODE_SOFTWARE;
-	attr->max_mr_size = TCP_MAX_MR_SIZE;
-	/* any power of two from 4 KiB: memory is never pinned */
-	attr->page_size_cap = ~0xfffull;
-	attr->max_msg_size = TCP_MAX_MSG_SIZE;
-	attr->device_cap_flags =
-		OPENRDMA_DEVICE_RC | OPENRDMA_DEVICE_UD | OPENRDMA_DEVICE_SRQ |
-		OPENRDMA_DEVICE_MW_TYPE1 | OPENRDMA_DEVICE_MW_TYPE2 |
-		OPENRDMA_DEVICE_SEND_INV | OPENRDMA_DEVICE_ZERO_BASED |
-		OPENRDMA_DEVICE_THREE_WAY | OPENRDMA_DEVICE_RNR_RETRY |
-		OPENRDMA_DEVICE_SRQ_LIMIT | OPENRDMA_DEVICE_CROSS_PROCESS |
-		OPENRDMA_DEVICE_CROSS_HOST | OPENRDMA_DEVICE_PEER_CAN_READ_RMR;
-	attr->max_qp = TCP_MAX_QP;
-	attr->max_qp_wr = TCP_MAX_QP_WR;
-	attr->max_sge = TCP_MAX_SGE;
-	attr->max_sge_rd = TCP_MAX_SGE;
-	attr->max_inline_data = TCP_MAX_INLINE;
-	attr->max_cq = TCP_MAX_CQ;
-	attr->max_cqe = TCP_MAX_CQE;
-	attr->max_mr = TCP_MAX_MR;
-	attr->max_pd = TCP_MAX_PD;
-	attr->max_qp_rd_atom = TCP_MAX_RD_ATOM;
-	attr->max_qp_init_rd_atom = TCP_MAX_RD_ATOM;
-	attr->atomic_cap = OPENRDMA_ATOMIC_HCA;
-	attr->max_mw = TCP_MAX_MW;
-	attr->max_ah = TCP_MAX_AH;
-	attr->max_srq = TCP_MAX_SRQ;
-	attr->max_srq_wr = TCP_MAX_SRQ_WR;
-	attr->max_srq_sge = TCP_MAX_SGE;
-	attr->max_pkeys = 1;
-	attr->phys_port_cnt = 1;
-	attr->max_pdata_connect = TCP_FRAME_PDATA_CONNECT;
-	attr->max_pdata_accept = TCP_FRAME_PDATA_ACCEPT;
-	attr->max_pdata_reject = TCP_FRAME_PDATA_REJECT;
-	attr->max_pdata_disconnect = TCP_FRAME_PDATA_DISCONNECT;
-	attr->max_ud_msg_size = TCP_MAX_UD_MSG;
 	return 0;
 }
 
@@ -337,13 +316,7 @@ int tcp_port_query(struct openrdma_context *ctx, uint8_t port_num,
 {
 	if (port_num != TCP_PORT)
 		return -OPENRDMA_EINVAL;
-	memset(attr, 0, sizeof(*attr));
-	attr->state = OPENRDMA_PORT_ACTIVE;
-	attr->max_mtu = OPENRDMA_MTU_4096;
-	attr->active_mtu = OPENRDMA_MTU_4096;
-	attr->gid_tbl_len = 1;
-	attr->max_msg_sz = TCP_MAX_MSG_SIZE;
-	attr->link_layer = OPENRDMA_LINK_LAYER_ETHERNET;
+	sw_port_attr_init(attr, &tcp_limits);
 	attr->addr = to_tcp_ctx(ctx)->port_addr;
 	return 0;
 }

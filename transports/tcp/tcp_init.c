@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
  * The tcp transport's descriptor: its probe, its parameters and its
- * operations.  Operations left out (cq_req_notify) are filled by the
- * registry with -OPENRDMA_EOPNOTSUPP stubs; the core arms CQs itself.
+ * operations.  cq_req_notify only takes note that the application will
+ * sleep on the channel (tcp_poll.c): the core arms CQs itself.
  */
 #include "transports/tcp/tcp.h"
 
@@ -63,6 +63,7 @@ static const struct openrdma_transport_ops tcp_ops = {
 	.cq_create = tcp_cq_create,
 	.cq_destroy = tcp_cq_destroy,
 	.cq_poll = tcp_cq_poll,
+	.cq_req_notify = tcp_cq_req_notify,
 	.cq_resize = tcp_cq_resize,
 
 	.qp_create = tcp_qp_create,
@@ -79,6 +80,7 @@ static const struct openrdma_transport_ops tcp_ops = {
 	.srq_query = tcp_srq_query,
 
 	.cm_accept = tcp_cm_accept,
+	.cm_adopt = tcp_cm_adopt,
 	.cm_connect = tcp_cm_connect,
 	.cm_disconnect = tcp_cm_disconnect,
 	.cm_id_create = tcp_cm_id_create,

@@ -131,6 +131,7 @@ void tcp_manual_connect(struct tcp_qp *qp)
 	conn->peer_port = dest;
 	conn->deadline = handshake_deadline(tctx);
 	tcp_conn_set_qp(conn, qp, dest_qpn);
+	tcp_poll_attach(conn, qp);
 	pthread_spin_lock(&qp->link_lock);
 	qp->out = conn; /* the creator's reference */
 	pthread_spin_unlock(&qp->link_lock);
@@ -140,6 +141,7 @@ void tcp_manual_connect(struct tcp_qp *qp)
 	pthread_spin_lock(&qp->link_lock);
 	qp->out = NULL;
 	pthread_spin_unlock(&qp->link_lock);
+	tcp_poll_detach(conn);
 	tcp_conn_put(conn);
 
 err:
@@ -155,18 +157,77 @@ void tcp_manual_connected(struct tcp_conn *conn)
 		tcp_conn_close(conn, -OPENRDMA_ECONNABORTED, true);
 }
 
+/*
+ * How long a request waits for a peer that does not answer: IB's
+ * 4.096 us * 2^timeout per try, retry_cnt + 1 tries; 0 (timeout 0): for
+ * ever, bounded by the handshake deadline alone.
+ */
+static uint64_t retry_span(struct tcp_qp *qp)
+{
+	struct openrdma_qp_attr attr;
+
+	sw_qp_query(&qp->sw, &attr, NULL);
+	if (!attr.timeout || attr.timeout > 31)
+		return 0;
+	return (4096ull << attr.timeout) * (attr.retry_cnt + 1u);
+}
+
+void tcp_manual_sweep(struct tcp_conn *conn, uint64_t now)
+{
+	struct tcp_qp *qp = tcp_conn_qp_get(conn);
+	bool confirmed, waiting;
+	uint32_t peer_qpn;
+	uint64_t span;
+
+	if (!qp)
+		return;
+	core_lock_acquire(&conn->lock);
+	confirmed = conn->confirmed;
+	peer_qpn = conn->peer_qpn;
+	core_lock_release(&conn->lock);
+	core_lock_acquire(&qp->sw.sq.lock);
+	waiting = qp->sw.sq.head != qp->sw.sq.tail;
+	core_lock_release(&qp->sw.sq.lock);
+	if (confirmed || !waiting) {
+		conn->wait_since = 0;
+		goto out;
+	}
+	/*
+	 * A peer whose QP is not in RTR (never was, or was reset before our
+	 * HELLO came) does not answer: on InfiniBand its QP would drop our
+	 * packets, and the requests fail once the retries are spent.
+	 */
+	if (!conn->wait_since)
+		conn->wait_since = now;
+	span = retry_span(qp);
+	if (span && now - conn->wait_since > span) {
+		openrdma_dbg("tcp",
+			     "QP %u: peer QP %u did not answer in %llu ms",
+			     qp->base.qp_num, peer_qpn,
+			     (unsigned long long)(span / 1000000u));
+		tcp_conn_close(conn, -OPENRDMA_ETIMEDOUT, true);
+	}
+out:
+	tcp_qp_put(qp);
+}
+
 /* Does qp, in RTR or RTS, expect the peer that said HELLO on conn? */
 static bool hello_matches(struct tcp_qp *qp, struct tcp_conn *conn)
 {
 	enum openrdma_qp_state state = sw_qp_state(&qp->sw);
 	struct sockaddr_storage dest;
+	uint32_t peer_qpn;
 
 	if (state != OPENRDMA_QPS_RTR && state != OPENRDMA_QPS_RTS)
 		return false;
 	pthread_spin_lock(&qp->link_lock);
 	dest = qp->dest;
 	pthread_spin_unlock(&qp->link_lock);
-	return atomic_load(&qp->sw.dest_qpn) == conn->peer_qpn &&
+	/* the progress thread may be linking conn to the QP right now */
+	core_lock_acquire(&conn->lock);
+	peer_qpn = conn->peer_qpn;
+	core_lock_release(&conn->lock);
+	return atomic_load(&qp->sw.dest_qpn) == peer_qpn &&
 	       dest.ss_family != AF_UNSPEC &&
 	       sw_addr_equal((struct sockaddr *)&dest,
 			     (struct sockaddr *)&conn->peer_port, true);
@@ -248,7 +309,7 @@ void tcp_manual_hello(struct tcp_conn *conn, const struct tcp_frame *f)
 	pthread_mutex_unlock(&tctx->lock);
 
 	qp = tcp_qp_lookup(tctx, f->qpn);
-	if (!qp || qp->base.qp_type != OPENRDMA_QPT_RC) {
+	if (!qp || !qp->rc) {
 		/* no such QP: what the peer sends would get no answer */
 		tcp_conn_close(conn, -OPENRDMA_ECONNREFUSED, true);
 		goto out;
@@ -268,6 +329,7 @@ void tcp_manual_hello(struct tcp_conn *conn, const struct tcp_frame *f)
 	qp->in = conn;
 	pthread_spin_unlock(&qp->link_lock);
 	tcp_conn_set_qp(conn, qp, f->src_qpn);
+	tcp_poll_attach(conn, qp);
 	if (old) {
 		tcp_conn_close(old, -OPENRDMA_ECONNABORTED, true);
 		tcp_conn_put(old);

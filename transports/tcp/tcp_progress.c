@@ -78,6 +78,11 @@ int tcp_poll_add(struct tcp_ctx *tctx, struct tcp_poll *poll, uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.ptr = poll };
 
+	/* publishes what the creator set up to the progress thread, which
+	 * finds poll through epoll (an order the kernel keeps, but that
+	 * ThreadSanitizer cannot see) */
+	__atomic_store_n(&poll->fn, poll->fn, __ATOMIC_RELEASE);
+
 	if (epoll_ctl(tctx->epfd, EPOLL_CTL_ADD, poll->fd, &ev))
 		return -errno;
 	return 0;
@@ -174,7 +179,7 @@ static bool rx_again_run(struct tcp_ctx *tctx)
 	{
 		DL_DELETE2(list, conn, rx_prev, rx_next);
 		conn->on_rx_again = false;
-		tcp_rx_ready(conn);
+		tcp_rx_run(conn, false);
 		tcp_conn_put(conn);
 	}
 	return tctx->rx_again != NULL;
@@ -205,14 +210,15 @@ static void wait_events(struct tcp_ctx *tctx, uint64_t deadline, bool spin)
 					  -1);
 	for (i = 0; i < n; i++) {
 		poll = ev[i].data.ptr;
-		poll->fn(poll, ev[i].events);
+		__atomic_load_n(&poll->fn, __ATOMIC_ACQUIRE)(poll,
+							     ev[i].events);
 	}
 }
 
 static void *progress_thread(void *arg)
 {
 	struct tcp_ctx *tctx = arg;
-	uint64_t now, next, ack_next;
+	uint64_t now, next, ack_next, app_next;
 	bool again;
 
 	while (!atomic_load(&tctx->stop)) {
@@ -229,9 +235,12 @@ static void *progress_thread(void *arg)
 			tctx->ud.fn(&tctx->ud, EPOLLIN);
 			again |= tctx->ud_again;
 		}
+		app_next = tcp_poll_check(tctx, tcp_now());
 		next = tctx->next_sweep;
 		if (ack_next && ack_next < next)
 			next = ack_next;
+		if (app_next && app_next < next)
+			next = app_next;
 		wait_events(tctx, next, again || tctx->prm.busy_poll);
 	}
 	return NULL;

@@ -11,11 +11,13 @@
 	((hashv) = *(const uint32_t *)(const void *)(keyptr))
 
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openrdma/log.h>
 
+#include "core/sw/sw_ops.h"
 #include "transports/tcp/tcp.h"
 
 /* QPNs are 24 bits; 0 and 1 are IB's special QPs. */
@@ -108,6 +110,19 @@ static void lost_fire(struct sw_timer_entry *entry)
 		sw_qp_error(&qp->sw, OPENRDMA_EVENT_QP_FATAL);
 }
 
+static const struct sw_qp_create_ops qp_create_ops = {
+	.max_wr = TCP_MAX_QP_WR,
+	.max_sge = TCP_MAX_SGE,
+	.max_inline = TCP_MAX_INLINE,
+	.max_msg_size = TCP_MAX_MSG_SIZE,
+	.max_ud_msg = TCP_MAX_UD_MSG,
+	.qp_size = sizeof(struct tcp_qp),
+	.cq_sw = offsetof(struct tcp_cq, sw),
+	.srq_sw = offsetof(struct tcp_srq, sw),
+	.res_get = tcp_res_get,
+	.res_put = tcp_res_put,
+};
+
 int tcp_qp_create(struct openrdma_pd *pd,
 		  struct openrdma_qp_init_attr *init_attr,
 		  struct openrdma_qp **qp_out)
@@ -115,43 +130,18 @@ int tcp_qp_create(struct openrdma_pd *pd,
 	struct tcp_ctx *tctx = to_tcp_ctx(pd->obj.ctx);
 	struct sw_qp_init init = { 0 };
 	struct openrdma_qp_cap *cap;
+	struct openrdma_qp *base;
 	struct tcp_qp *qp;
 	bool rc = init_attr->qp_type == OPENRDMA_QPT_RC;
 	int ret;
 
-	if (!rc && init_attr->qp_type != OPENRDMA_QPT_UD)
-		return -OPENRDMA_EOPNOTSUPP;
-	ret = tcp_res_get(tctx, TCP_RES_QP);
+	ret = sw_qp_alloc(&qp_create_ops, pd, init_attr, &init, &base);
 	if (ret)
 		return ret;
-	ret = -OPENRDMA_ENOMEM;
-	qp = calloc(1, sizeof(*qp));
-	if (!qp)
-		goto err_res;
-
-	/* the toolkit reads these before the core fills them */
-	qp->base.pd = pd;
-	qp->base.send_cq = init_attr->send_cq;
-	qp->base.recv_cq = init_attr->recv_cq;
-	qp->base.srq = init_attr->srq;
-	qp->base.qp_context = init_attr->qp_context;
-	qp->base.qp_type = init_attr->qp_type;
-	qp->base.sq_sig_all = init_attr->sq_sig_all;
+	qp = to_tcp_qp(base);
 	cap = &qp->base.cap;
-	*cap = init_attr->cap;
-	if (init_attr->srq) {
-		cap->max_recv_wr = 0;
-		cap->max_recv_sge = 0;
-	}
-	if (cap->max_send_wr > TCP_MAX_QP_WR ||
-	    cap->max_recv_wr > TCP_MAX_QP_WR ||
-	    cap->max_send_sge > TCP_MAX_SGE ||
-	    cap->max_recv_sge > TCP_MAX_SGE ||
-	    cap->max_inline_data > TCP_MAX_INLINE) {
-		ret = -OPENRDMA_EINVAL;
-		goto err_free;
-	}
 	qp->ctx = tctx;
+	qp->rc = rc;
 	qp->rnr_entry.fn = rnr_fire;
 	qp->lost_entry.fn = lost_fire;
 	atomic_init(&qp->users, 0);
@@ -164,10 +154,6 @@ int tcp_qp_create(struct openrdma_pd *pd,
 
 	init.ops = rc ? &rc_ops : &tcp_ud_ops;
 	init.keymap = tctx->keymap;
-	init.send_cq = &to_tcp_cq(init_attr->send_cq)->sw;
-	init.recv_cq = &to_tcp_cq(init_attr->recv_cq)->sw;
-	init.srq = init_attr->srq ? &to_tcp_srq(init_attr->srq)->sw : NULL;
-	init.max_msg_size = rc ? TCP_MAX_MSG_SIZE : TCP_MAX_UD_MSG;
 	init.rnr_scale = tctx->prm.rnr_scale;
 	ret = sw_qp_init(&qp->sw, &qp->base, &init);
 	if (ret)
@@ -193,9 +179,7 @@ err_pipe:
 err_sw:
 	sw_qp_fini(&qp->sw);
 err_free:
-	free(qp);
-err_res:
-	tcp_res_put(tctx, TCP_RES_QP);
+	sw_qp_free(&qp_create_ops, &qp->base);
 	return ret;
 }
 
@@ -210,6 +194,35 @@ static void wait_closed(struct tcp_conn *conn)
 	pthread_mutex_unlock(&tctx->lock);
 }
 
+/* How long a QP that goes away may spend sending the acknowledgement it
+ * owes (a socket that does not take it is not waited for). */
+#define ACK_FLUSH_NS (10 * 1000 * 1000ull)
+
+/*
+ * Any RNIC acknowledges a message before its receive completes: the
+ * acknowledgement a delayed-ack connection still owes goes out before the
+ * connection ends abortively, or the peer's send would flush instead of
+ * completing.
+ */
+static void ack_flush(struct tcp_conn *conn)
+{
+	uint64_t end = tcp_now() + ACK_FLUSH_NS;
+	bool pending;
+
+	for (;;) {
+		core_lock_acquire(&conn->lock);
+		pending = conn->ack_pending;
+		if (pending)
+			conn->ack_due = true;
+		core_lock_release(&conn->lock);
+		if (!pending || atomic_load(&conn->state) != TCP_CONN_OPEN ||
+		    tcp_now() >= end)
+			return;
+		tcp_tx_kick(conn);
+		sched_yield();
+	}
+}
+
 /*
  * Closes the QP's connections and waits until they are gone, so that no
  * thread touches the QP through them any more (reset, destroy).
@@ -217,6 +230,7 @@ static void wait_closed(struct tcp_conn *conn)
 static void qp_unlink(struct tcp_qp *qp)
 {
 	struct tcp_conn *conn[2];
+	bool bye;
 	int i;
 
 	pthread_spin_lock(&qp->link_lock);
@@ -232,11 +246,18 @@ static void qp_unlink(struct tcp_qp *qp)
 		if (!conn[i])
 			continue;
 		/* after a DISCONNECT went out, the peer just reads to the end */
-		tcp_conn_close(conn[i], -OPENRDMA_ECONNABORTED, !conn[i]->bye);
+		bye = atomic_load(&conn[i]->bye);
+		if (!bye)
+			ack_flush(conn[i]);
+		tcp_conn_close(conn[i], -OPENRDMA_ECONNABORTED, !bye);
 		wait_closed(conn[i]);
 		tcp_conn_put(conn[i]);
 	}
 
+	/* the progress thread may still be telling it of a connection that
+	 * ended by itself */
+	while (atomic_load(&qp->users))
+		sched_yield();
 	pthread_spin_lock(&qp->link_lock);
 	qp->unlinking = false;
 	qp->path = TCP_PATH_NONE;
@@ -260,8 +281,7 @@ int tcp_qp_destroy(struct openrdma_qp *base)
 	pthread_spin_destroy(&qp->link_lock);
 	sw_pipe_fini(&qp->pipe);
 	sw_qp_fini(&qp->sw);
-	free(qp);
-	tcp_res_put(tctx, TCP_RES_QP);
+	sw_qp_free(&qp_create_ops, &qp->base);
 	return 0;
 }
 
@@ -410,9 +430,12 @@ void tcp_qp_conn_lost(struct tcp_qp *qp, struct tcp_conn *conn, int err)
 	}
 	unlinking = qp->unlinking;
 	pthread_spin_unlock(&qp->link_lock);
+	/* a connection the QP already replaced tells it nothing */
+	if (!put)
+		return;
 	while (put--)
 		tcp_conn_put(conn);
-	if (unlinking || qp->base.qp_type != OPENRDMA_QPT_RC)
+	if (unlinking || !qp->rc)
 		return;
 
 	/* the oldest request outstanding fails as unanswered: the QP goes
@@ -459,5 +482,6 @@ void tcp_qp_attach_cm(struct tcp_qp *qp, struct tcp_conn *conn,
 	qp->in = conn;
 	pthread_spin_unlock(&qp->link_lock);
 	tcp_conn_set_qp(conn, qp, peer_qpn);
+	tcp_poll_attach(conn, qp);
 	tcp_tx_kick(conn);
 }

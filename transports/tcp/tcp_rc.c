@@ -21,6 +21,7 @@
 #include <openrdma/log.h>
 
 #include "transports/tcp/tcp.h"
+#include "transports/tcp/tcp_dma.h"
 
 /* Requests at least this long ask for an acknowledgement at once. */
 #define ACKREQ_BYTES (64u << 10)
@@ -194,7 +195,9 @@ void tcp_rc_request(struct tcp_conn *c, struct tcp_qp *qp,
 	case TCP_OP_CMP_SWAP:
 	case TCP_OP_FETCH_ADD:
 		req.payload = &cap.base;
+		tcp_dma_begin();
 		status = sw_target_rc(&qp->sw, &req, &timer);
+		tcp_dma_end();
 		if (status != OPENRDMA_WC_SUCCESS) {
 			nak(c, f->psn, status, timer);
 			return;
@@ -237,15 +240,20 @@ void tcp_rc_request_end(struct tcp_conn *c, struct tcp_qp *qp,
 	if (!rx->placing)
 		return;
 	rx->placing = false;
+	/*
+	 * The answer is queued before the receive completes, as an RNIC
+	 * acknowledges before its CQE shows: an application that disconnects
+	 * on the completion sends it ahead of its DISCONNECT.
+	 */
 	if (rx->status) {
 		/* its memory went away while the payload came */
+		nak(c, f->psn, OPENRDMA_WC_REM_OP_ERR, 0);
 		sw_place_end(&qp->sw, &rx->place,
 			     (enum openrdma_wc_status)rx->status);
-		nak(c, f->psn, OPENRDMA_WC_REM_OP_ERR, 0);
 		return;
 	}
-	sw_place_end(&qp->sw, &rx->place, OPENRDMA_WC_SUCCESS);
 	tcp_tx_ack(c, f->psn, f->flags & TCP_FLAG_ACKREQ);
+	sw_place_end(&qp->sw, &rx->place, OPENRDMA_WC_SUCCESS);
 }
 
 int tcp_rc_answer(struct tcp_conn *c, struct tcp_qp *qp,

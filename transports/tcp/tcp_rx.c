@@ -8,6 +8,7 @@
  * registered memory, with a little staging room behind it for the next
  * header.  Payload whose request failed its checks is read and discarded.
  */
+#include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -16,6 +17,7 @@
 #include <openrdma/log.h>
 
 #include "transports/tcp/tcp.h"
+#include "transports/tcp/tcp_dma.h"
 
 /* Bytes one connection may consume per turn before the others. */
 #define RX_BUDGET (4u << 20)
@@ -44,12 +46,20 @@ static ssize_t read_staging(struct tcp_conn *c)
 		rx->end -= rx->pos;
 		rx->pos = 0;
 	}
+	if (rx->drained)
+		return -EAGAIN;
 	do {
 		n = recv(c->poll.fd, rx->buf + rx->end, rx->cap - rx->end,
 			 MSG_DONTWAIT);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
+	if (n)
+		atomic_store(&c->last_rx, tcp_now());
+	/* less than asked: the socket is empty, and what comes next raises
+	 * a new edge (or the next poll looks again): no recv() just to hear
+	 * EAGAIN */
+	rx->drained = n && (size_t)n < rx->cap - rx->end;
 	rx->end += (size_t)n;
 	return n;
 }
@@ -67,7 +77,9 @@ static void sink_put(struct tcp_rx *rx, const uint8_t *src, size_t len)
 			n = v->iov_len - rx->iovoff;
 			if (n > len)
 				n = len;
+			tcp_dma_begin();
 			memcpy((uint8_t *)v->iov_base + rx->iovoff, src, n);
+			tcp_dma_end();
 			src += n;
 			len -= n;
 			rx->iovoff += n;
@@ -128,11 +140,17 @@ static ssize_t read_direct(struct tcp_conn *c)
 	iov[cnt].iov_base = rx->buf;
 	iov[cnt].iov_len = RX_TAIL < rx->cap ? RX_TAIL : rx->cap;
 	cnt++;
+	if (rx->drained)
+		return -EAGAIN;
+	tcp_dma_begin();
 	do {
 		n = readv(c->poll.fd, iov, cnt);
 	} while (n < 0 && errno == EINTR);
+	tcp_dma_end();
 	if (n <= 0)
 		return n < 0 ? -errno : 0;
+	atomic_store(&c->last_rx, tcp_now());
+	rx->drained = (uint64_t)n < rx->left + iov[cnt - 1].iov_len;
 	part = (uint64_t)n < rx->left ? (size_t)n : (size_t)rx->left;
 	sink_skip(rx, part);
 	rx->left -= part;
@@ -244,7 +262,12 @@ static int frame_end(struct tcp_conn *c)
 	case TCP_OP_REJECT:
 	case TCP_OP_RTU:
 	case TCP_OP_DISCONNECT:
+		/* the CM takes its lock before the memory guard (it writes
+		 * frames): this frame has no payload in memory, the guard
+		 * can go for a moment */
+		tcp_mem_leave(c->ctx);
 		tcp_cm_frame(c, f, rx->ctl);
+		tcp_mem_enter(c->ctx);
 		return 0;
 	case TCP_OP_HELLO:
 		tcp_manual_hello(c, f);
@@ -255,7 +278,8 @@ static int frame_end(struct tcp_conn *c)
 }
 
 /* Reads and handles frames until the socket is empty, the budget is
- * spent (returns RX_AGAIN then too), or the connection ends. */
+ * spent (only if more is given: RX_AGAIN then, with *more set), or the
+ * connection ends. */
 static int rx_loop(struct tcp_conn *c, bool *kick, bool *more)
 {
 	struct tcp_rx *rx = &c->rx;
@@ -267,7 +291,7 @@ static int rx_loop(struct tcp_conn *c, bool *kick, bool *more)
 	for (;;) {
 		if (atomic_load(&c->state) != TCP_CONN_OPEN)
 			return 0;
-		if (consumed > RX_BUDGET) {
+		if (more && consumed > RX_BUDGET) {
 			*more = true;
 			return RX_AGAIN;
 		}
@@ -331,14 +355,15 @@ static int rx_loop(struct tcp_conn *c, bool *kick, bool *more)
 	}
 }
 
-void tcp_rx_ready(struct tcp_conn *c)
+/* One turn of reading, with the read token held. */
+static void rx_turn(struct tcp_conn *c, bool app)
 {
 	struct tcp_ctx *tctx = c->ctx;
 	bool kick = false, more = false, pending, due;
 	int ret;
 
-	if (atomic_load(&c->state) != TCP_CONN_OPEN)
-		return;
+	/* an edge, or a poll: the socket may hold data again */
+	c->rx.drained = false;
 	tcp_mem_enter(tctx);
 	/* memory was deregistered since the payload's place was chosen */
 	if (c->rx.state == TCP_RX_BODY && c->rx.sink == TCP_SINK_MEM &&
@@ -347,10 +372,9 @@ void tcp_rx_ready(struct tcp_conn *c)
 		c->rx.sink = TCP_SINK_DISCARD;
 		c->rx.status = OPENRDMA_WC_LOC_PROT_ERR;
 	}
-	ret = rx_loop(c, &kick, &more);
+	ret = rx_loop(c, &kick, app ? NULL : &more);
 	c->rx.gen = atomic_load(&tctx->mem_gen);
 	tcp_mem_leave(tctx);
-	atomic_store(&c->last_rx, tcp_now());
 
 	if (ret == RX_EOF) {
 		/* after DISCONNECT or REJECT the end is expected */
@@ -373,8 +397,45 @@ void tcp_rx_ready(struct tcp_conn *c)
 	due = c->ack_due;
 	core_lock_release(&c->lock);
 	tcp_tx_kick(c);
-	if (pending && !due)
+	/* a poller sends its delayed acknowledgements on its next polls */
+	if (pending && !due && !app)
 		tcp_ack_list_add(c);
+}
+
+void tcp_rx_run(struct tcp_conn *c, bool app)
+{
+	core_lock_acquire(&c->lock);
+	if (c->rx_busy) {
+		/* the reader sees it before letting go */
+		c->rx_kick = true;
+		core_lock_release(&c->lock);
+		return;
+	}
+	c->rx_busy = true;
+	core_lock_release(&c->lock);
+	for (;;) {
+		if (atomic_load(&c->state) == TCP_CONN_OPEN)
+			rx_turn(c, app);
+		core_lock_acquire(&c->lock);
+		if (!c->rx_kick) {
+			c->rx_busy = false;
+			core_lock_release(&c->lock);
+			return;
+		}
+		c->rx_kick = false;
+		core_lock_release(&c->lock);
+	}
+}
+
+void tcp_rx_quiesce(struct tcp_conn *c)
+{
+	core_lock_acquire(&c->lock);
+	while (c->rx_busy) {
+		core_lock_release(&c->lock);
+		sched_yield();
+		core_lock_acquire(&c->lock);
+	}
+	core_lock_release(&c->lock);
 }
 
 void tcp_rx_fini(struct tcp_conn *c)

@@ -79,7 +79,7 @@ static void batch_done(struct tcp_conn *conn)
 	if (tx->shut_after) {
 		/* DISCONNECT or REJECT was the last word: the peer reads up
 		 * to it and sees the end */
-		conn->shut = true;
+		__atomic_store_n(&conn->shut, true, __ATOMIC_RELAXED);
 		shutdown(conn->poll.fd, SHUT_WR);
 	}
 	batch_reset(tx);
@@ -167,7 +167,7 @@ static void fill(struct tcp_conn *conn, struct tcp_qp *qp)
 	struct tcp_tx *tx = &conn->tx;
 	struct tcp_ctl *ctl;
 	struct tcp_frame f;
-	bool has_ack = false, due = false, keepalive;
+	bool has_ack = false, due = false, keepalive, requests;
 	uint32_t ack = 0;
 
 	batch_reset(tx);
@@ -206,14 +206,16 @@ static void fill(struct tcp_conn *conn, struct tcp_qp *qp)
 	}
 	keepalive = conn->want_keepalive;
 	conn->want_keepalive = false;
+	/* confirmed is set under conn->lock by the peer's HELLO */
+	requests = qp && conn->initiator && conn->confirmed;
 	core_lock_release(&conn->lock);
 
-	if (has_ack && qp && conn->initiator && conn->confirmed) {
+	if (has_ack && requests) {
 		/* on the first request, if there is one */
 		tcp_rc_fill(conn, qp, &has_ack, ack);
 		if (!has_ack)
 			ack_sent(conn, ack);
-	} else if (qp && conn->initiator && conn->confirmed) {
+	} else if (requests) {
 		tcp_rc_fill(conn, qp, &has_ack, ack);
 	}
 	if (!tcp_tx_room(conn, 1))
@@ -286,6 +288,15 @@ static bool put_token(struct tcp_conn *conn, bool blocked)
 	return more;
 }
 
+/* Stops writing for good: the connection ends, or ended. */
+static void drop_token(struct tcp_conn *conn)
+{
+	core_lock_acquire(&conn->lock);
+	conn->tx.busy = false;
+	conn->tx.kick = false;
+	core_lock_release(&conn->lock);
+}
+
 /* Writes until nothing is left or the socket is full; returns 0 or the
  * error that ends the connection.  The token is put down on return. */
 static int write_all(struct tcp_conn *conn, struct tcp_qp *qp)
@@ -295,8 +306,9 @@ static int write_all(struct tcp_conn *conn, struct tcp_qp *qp)
 	ssize_t n;
 
 	for (;;) {
-		if (atomic_load(&conn->state) != TCP_CONN_OPEN || conn->shut) {
-			put_token(conn, false);
+		if (atomic_load(&conn->state) != TCP_CONN_OPEN ||
+		    __atomic_load_n(&conn->shut, __ATOMIC_RELAXED)) {
+			drop_token(conn);
 			return 0;
 		}
 		if (tx->iov_pos == tx->iov_n) {
@@ -311,7 +323,7 @@ static int write_all(struct tcp_conn *conn, struct tcp_qp *qp)
 		if (tx->has_mem &&
 		    tx->gen != atomic_load(&conn->ctx->mem_gen) &&
 		    !batch_check(conn)) {
-			put_token(conn, false);
+			drop_token(conn);
 			openrdma_warn("tcp",
 				      "memory being sent was deregistered");
 			return -OPENRDMA_EFAULT;
@@ -328,8 +340,9 @@ static int write_all(struct tcp_conn *conn, struct tcp_qp *qp)
 					continue;
 				return 0;
 			}
-			put_token(conn, false);
-			return -errno;
+			n = -errno;
+			drop_token(conn);
+			return (int)n;
 		}
 		atomic_store(&conn->last_tx, tcp_now());
 		advance(tx, (size_t)n);

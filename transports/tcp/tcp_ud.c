@@ -20,6 +20,7 @@
 #include <openrdma/log.h>
 
 #include "transports/tcp/tcp.h"
+#include "transports/tcp/tcp_dma.h"
 
 /* Q_Keys with the high bit set mean "use the QP's own" (IB 10.2.5). */
 #define QKEY_USE_QP 0x80000000u
@@ -101,6 +102,13 @@ static void ud_deliver(struct tcp_ctx *tctx, ssize_t n,
 	qp = tcp_qp_lookup(tctx, f.qpn);
 	if (!qp)
 		return;
+	/* The state is read first: its store in modify orders the core's
+	 * set-up of a fresh QP before the toolkit reads it. */
+	ret = sw_qp_state(&qp->sw);
+	if (ret != OPENRDMA_QPS_RTR && ret != OPENRDMA_QPS_RTS) {
+		tcp_qp_put(qp);
+		return;
+	}
 	tcp_addr_normalize(src);
 	memset(&req, 0, sizeof(req));
 	req.opcode = f.opcode == TCP_OP_UD_SEND_IMM ?
@@ -122,7 +130,9 @@ static void ud_deliver(struct tcp_ctx *tctx, ssize_t n,
 	req.dgid = tctx->gid;
 	/* the receive's buffers are registered memory */
 	tcp_mem_enter(tctx);
+	tcp_dma_begin();
 	ret = sw_target_ud(&qp->sw, &req);
+	tcp_dma_end();
 	tcp_mem_leave(tctx);
 	if (ret)
 		openrdma_dbg("tcp", "datagram for QP %u dropped: %s", f.qpn,

@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/*
+ * Hostile peers against a live tcp context: a raw socket speaks (or
+ * garbles) the wire.  Malformed frames close the connection, forged keys
+ * and out-of-bounds accesses are answered with a NAK and leave memory
+ * untouched, floods of connections are bounded, and the process goes on.
+ */
+#include <arpa/inet.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "tt.h"
+
+#define FILL 0xa5
+#define LEN 4096
+#define PEER_QPN 0x4242
+#define PEER_PORT 1
+
+/* The port a raw peer claims as its own: ours, on port 1. */
+static void peer_port(const struct tt_side *t, struct sockaddr_storage *ss)
+{
+	*ss = t->port.addr;
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(PEER_PORT);
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(PEER_PORT);
+}
+
+/* A QP in RTR towards the raw peer, and the peer's connection to it,
+ * past the HELLO handshake. */
+static int target(struct tt_side *t)
+{
+	struct openrdma_qp_attr attr = { .qp_state = OPENRDMA_QPS_RTR };
+	struct tcp_frame f;
+	int fd;
+
+	tt_open(t, "tcp0", LEN,
+		OPENRDMA_ACCESS_LOCAL_WRITE | OPENRDMA_ACCESS_REMOTE_WRITE |
+			OPENRDMA_ACCESS_REMOTE_READ |
+			OPENRDMA_ACCESS_REMOTE_ATOMIC,
+		FILL);
+	tt_qp(t, OPENRDMA_QPT_RC);
+	tt_qp_init(t->qp);
+	attr.path_mtu = OPENRDMA_MTU_4096;
+	attr.dest_qp_num = PEER_QPN;
+	attr.ah_attr.port_num = 1;
+	peer_port(t, &attr.ah_attr.addr);
+	/* RTR only: a QP in RTS would connect out to the claimed port */
+	cr_assert_eq(openrdma_qp_modify(t->qp, &attr,
+					OPENRDMA_QP_STATE | OPENRDMA_QP_AV |
+						OPENRDMA_QP_PATH_MTU |
+						OPENRDMA_QP_DEST_QPN |
+						OPENRDMA_QP_RQ_PSN |
+						OPENRDMA_QP_MAX_DEST_RD_ATOMIC |
+						OPENRDMA_QP_MIN_RNR_TIMER),
+		     0);
+
+	fd = tt_raw_connect(&t->port.addr);
+	memset(&f, 0, sizeof(f));
+	f.opcode = TCP_OP_HELLO;
+	f.qpn = t->qp->qp_num;
+	f.src_qpn = PEER_QPN;
+	f.port = PEER_PORT;
+	if (t->port.addr.ss_family == AF_INET) {
+		f.family = TCP_FAMILY_IPV4;
+		memcpy(f.addr, &((struct sockaddr_in *)&t->port.addr)->sin_addr,
+		       4);
+	} else {
+		f.family = TCP_FAMILY_IPV6;
+		memcpy(f.addr,
+		       &((struct sockaddr_in6 *)&t->port.addr)->sin6_addr, 16);
+	}
+	tt_raw_frame(fd, &f, NULL);
+	cr_assert_eq(tt_raw_read(fd, &f, TT_TIMEOUT_MS), 0, "no HELLO answer");
+	cr_assert_eq(f.opcode, TCP_OP_HELLO);
+	cr_assert_eq(f.qpn, PEER_QPN);
+	cr_assert_eq(f.src_qpn, t->qp->qp_num);
+	return fd;
+}
+
+static void write_frame(struct tcp_frame *f, const struct tt_side *t,
+			uint32_t psn, uint64_t raddr, uint32_t rkey,
+			uint32_t len)
+{
+	memset(f, 0, sizeof(*f));
+	f->opcode = TCP_OP_WRITE;
+	f->flags = TCP_FLAG_ACKREQ;
+	f->qpn = t->qp->qp_num;
+	f->psn = psn;
+	f->raddr = raddr;
+	f->rkey = rkey;
+	f->length = len;
+}
+
+static void expect_untouched(const struct tt_side *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->len; i++)
+		cr_assert_eq(t->buf[i], FILL, "byte %zu was written", i);
+}
+
+/* The peer's write is refused: a NAK, memory as it was, the QP in ERR
+ * with QP_ACCESS_ERR. */
+static void expect_refused(struct tt_side *t, int fd, uint32_t psn)
+{
+	struct openrdma_async_event ev;
+	struct tcp_frame f;
+
+	cr_assert_eq(tt_raw_read(fd, &f, TT_TIMEOUT_MS), 0, "no answer");
+	cr_assert_eq(f.opcode, TCP_OP_NAK, "answer %s, want NAK",
+		     tcp_frame_op_name(f.opcode));
+	cr_assert_eq(f.psn, psn);
+	cr_assert_eq(f.syndrome, OPENRDMA_WC_REM_ACCESS_ERR);
+	expect_untouched(t);
+	cr_assert_eq(tt_qp_state(t->qp), OPENRDMA_QPS_ERR);
+	cr_assert_eq(tt_async(t, &ev, TT_TIMEOUT_MS), 0);
+	cr_assert_eq(ev.event_type, OPENRDMA_EVENT_QP_ACCESS_ERR);
+	openrdma_async_event_ack(&ev);
+}
+
+Test(tcp_hostile, forged_rkey_write_is_refused)
+{
+	uint8_t payload[64];
+	struct tcp_frame f;
+	struct tt_side t;
+	int fd = target(&t);
+
+	memset(payload, 0x5a, sizeof(payload));
+	/* another index: a key nothing holds */
+	write_frame(&f, &t, 0, (uintptr_t)t.buf, t.mr->rkey ^ 0x00010000u,
+		    sizeof(payload));
+	tt_raw_frame(fd, &f, payload);
+	expect_refused(&t, fd, 0);
+	close(fd);
+	tt_close(&t);
+}
+
+Test(tcp_hostile, out_of_bounds_write_is_refused)
+{
+	uint8_t payload[64];
+	struct tcp_frame f;
+	struct tt_side t;
+	int fd = target(&t);
+
+	memset(payload, 0x5a, sizeof(payload));
+	write_frame(&f, &t, 0, (uintptr_t)t.buf + LEN - 32, t.mr->rkey,
+		    sizeof(payload));
+	tt_raw_frame(fd, &f, payload);
+	expect_refused(&t, fd, 0);
+	close(fd);
+	tt_close(&t);
+}
+
+Test(tcp_hostile, requests_after_a_nak_are_dropped)
+{
+	uint8_t payload[64];
+	struct tcp_frame f;
+	struct tt_side t;
+	int fd = target(&t);
+
+	memset(payload, 0x5a, sizeof(payload));
+	write_frame(&f, &t, 0, (uintptr_t)t.buf, 0x12345600, sizeof(payload));
+	tt_raw_frame(fd, &f, payload);
+	/* a valid write behind it: the target dropped everything after the
+	 * NAK, its payload read and thrown away */
+	write_frame(&f, &t, 1, (uintptr_t)t.buf, t.mr->rkey, sizeof(payload));
+	tt_raw_frame(fd, &f, payload);
+	expect_refused(&t, fd, 0);
+	cr_assert_eq(tt_raw_read(fd, &f, 300), -1, "answer %s after the NAK",
+		     tcp_frame_op_name(f.opcode));
+	expect_untouched(&t);
+	close(fd);
+	tt_close(&t);
+}
+
+Test(tcp_hostile, valid_write_is_placed_and_acknowledged)
+{
+	uint8_t payload[64];
+	struct tcp_frame f;
+	struct tt_side t;
+	int fd = target(&t);
+
+	memset(payload, 0x5a, sizeof(payload));
+	write_frame(&f, &t, 7, (uintptr_t)t.buf + 100, t.mr->rkey,
+		    sizeof(payload));
+	tt_raw_frame(fd, &f, payload);
+	cr_assert_eq(tt_raw_read(fd, &f, TT_TIMEOUT_MS), 0);
+	cr_assert_eq(f.opcode, TCP_OP_ACK, "answer %s, want ACK",
+		     tcp_frame_op_name(f.opcode));
+	cr_assert_eq(f.ack, 7);
+	cr_assert(!memcmp(t.buf + 100, payload, sizeof(payload)));
+	cr_assert_eq(t.buf[99], FILL);
+	cr_assert_eq(t.buf[164], FILL);
+	close(fd);
+	tt_close(&t);
+}
+
+/* The transport hangs up on fd; the context keeps working. */
+static void expect_hangup(struct tt_side *t, int fd)
+{
+	int fd2;
+
+	cr_assert(tt_raw_closed(fd, TT_TIMEOUT_MS),
+		  "the connection stayed open");
+	close(fd);
+	expect_untouched(t);
+	/* the port still answers */
+	fd2 = tt_raw_connect(&t->port.addr);
+	close(fd2);
+}
+
+Test(tcp_hostile, garbage_closes_the_connection)
+{
+	uint8_t junk[100];
+	struct tt_side t;
+	int fd = target(&t);
+	size_t i;
+
+	for (i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 37 + 11);
+	cr_assert_eq(send(fd, junk, sizeof(junk), MSG_NOSIGNAL),
+		     (ssize_t)sizeof(junk));
+	expect_hangup(&t, fd);
+	tt_close(&t);
+}
+
+Test(tcp_hostile, oversized_length_closes_the_connection)
+{
+	struct tcp_frame f;
+	uint8_t hdr[TCP_FRAME_HDR_MAX];
+	struct tt_side t;
+	int fd = target(&t);
+	unsigned int n;
+
+	write_frame(&f, &t, 0, (uintptr_t)t.buf, t.mr->rkey, 64);
+	n = tcp_frame_encode(&f, hdr);
+	/* length 0xffffffff: past any message */
+	memset(hdr + 8, 0xff, 4);
+	cr_assert_eq(send(fd, hdr, n, MSG_NOSIGNAL), (ssize_t)n);
+	expect_hangup(&t, fd);
+	tt_close(&t);
+}
+
+Test(tcp_hostile, answers_on_a_target_connection_close_it)
+{
+	struct tcp_frame f;
+	struct tt_side t;
+	int fd = target(&t);
+
+	memset(&f, 0, sizeof(f));
+	f.opcode = TCP_OP_ACK;
+	f.flags = TCP_FLAG_ACK;
+	f.qpn = t.qp->qp_num;
+	f.ack = 3;
+	tt_raw_frame(fd, &f, NULL);
+	expect_hangup(&t, fd);
+	tt_close(&t);
+}
+
+Test(tcp_hostile, truncated_frames_then_hangup)
+{
+	uint8_t hdr[TCP_FRAME_HDR_MAX], payload[16];
+	struct tcp_frame f;
+	struct tt_side t;
+	size_t i;
+	int fd = target(&t);
+
+	/* a whole header and part of its payload, then the end: what came
+	 * may be placed, nothing outside the target range */
+	memset(payload, 0x5a, sizeof(payload));
+	write_frame(&f, &t, 0, (uintptr_t)t.buf + 512, t.mr->rkey, 64);
+	tcp_frame_encode(&f, hdr);
+	cr_assert_eq(send(fd, hdr, f.hlen, MSG_NOSIGNAL), (ssize_t)f.hlen);
+	cr_assert_eq(send(fd, payload, sizeof(payload), MSG_NOSIGNAL),
+		     (ssize_t)sizeof(payload));
+	close(fd);
+	/* an idle QP waits out its retry span (at most a second) first */
+	for (i = 0; i < 100 && tt_qp_state(t.qp) != OPENRDMA_QPS_ERR; i++)
+		usleep(20000);
+	cr_assert_eq(tt_qp_state(t.qp), OPENRDMA_QPS_ERR,
+		     "the QP outlived its peer mid-request");
+	for (i = 0; i < t.len; i++)
+		if (i < 512 || i >= 512 + 64)
+			cr_assert_eq(t.buf[i], FILL, "byte %zu was written", i);
+	/* half a header, then the end */
+	fd = tt_raw_connect(&t.port.addr);
+	cr_assert_eq(send(fd, hdr, 20, MSG_NOSIGNAL), 20);
+	close(fd);
+	fd = tt_raw_connect(&t.port.addr);
+	close(fd);
+	tt_close(&t);
+}
+
+Test(tcp_hostile, hello_for_no_qp_is_refused)
+{
+	struct tcp_frame f;
+	struct tt_side t;
+	int fd;
+
+	tt_open(&t, "tcp0", LEN, OPENRDMA_ACCESS_LOCAL_WRITE, FILL);
+	fd = tt_raw_connect(&t.port.addr);
+	memset(&f, 0, sizeof(f));
+	f.opcode = TCP_OP_HELLO;
+	f.qpn = 0xfffff0;
+	f.src_qpn = 5;
+	f.family = TCP_FAMILY_IPV4;
+	f.port = 9;
+	tt_raw_frame(fd, &f, NULL);
+	cr_assert(tt_raw_closed(fd, TT_TIMEOUT_MS));
+	close(fd);
+	tt_close(&t);
+}
+
+Test(tcp_hostile, reset_peer_flushes_within_a_second)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	struct openrdma_async_event ev;
+	struct openrdma_wc wc;
+	struct tt_side t;
+	uint64_t t0;
+	int fd = target(&t);
+
+	tt_post_recv(&t, 77, 0, 64);
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	t0 = tt_now_ms();
+	close(fd); /* a reset */
+	cr_assert_eq(tt_poll(&t, 1, &wc, 1000), 1,
+		     "no completion within 1 s of the reset");
+	cr_assert_eq(wc.wr_id, 77);
+	cr_assert_eq(wc.status, OPENRDMA_WC_WR_FLUSH_ERR);
+	cr_assert_eq(tt_qp_state(t.qp), OPENRDMA_QPS_ERR);
+	cr_assert_eq(tt_async(&t, &ev, 1000), 0, "no async event");
+	cr_assert_eq(ev.event_type, OPENRDMA_EVENT_QP_FATAL);
+	openrdma_async_event_ack(&ev);
+	cr_assert_leq(tt_now_ms() - t0, 1000);
+	tt_close(&t);
+}
+
+/* A CM listener on the side's port address, port 0: its address. */
+static void listener(struct tt_side *t, int backlog,
+		     struct sockaddr_storage *ss)
+{
+	tt_listen_addr(t, ss);
+	cr_assert_eq(openrdma_cm_id_create(t->ctx, t->ch, NULL, OPENRDMA_PS_TCP,
+					   &t->listen_id),
+		     0);
+	cr_assert_eq(openrdma_cm_listen(t->listen_id, (struct sockaddr *)ss,
+					backlog),
+		     0);
+	cr_assert_eq(openrdma_cm_local_addr(t->listen_id, ss), 0);
+}
+
+Test(tcp_hostile, cm_listener_garbage_and_truncated_connect)
+{
+	struct sockaddr_storage ss;
+	uint8_t junk[64], pdata[10] = { 0 };
+	struct tcp_frame f;
+	struct tt_side t;
+	int fd;
+
+	tt_open(&t, "tcp0", LEN, OPENRDMA_ACCESS_LOCAL_WRITE, FILL);
+	listener(&t, 4, &ss);
+	memset(junk, 0xee, sizeof(junk));
+	fd = tt_raw_connect(&ss);
+	cr_assert_eq(send(fd, junk, sizeof(junk), MSG_NOSIGNAL),
+		     (ssize_t)sizeof(junk));
+	cr_assert(tt_raw_closed(fd, TT_TIMEOUT_MS));
+	close(fd);
+	/* a CONNECT announcing 100 bytes of private data, with 10 */
+	fd = tt_raw_connect(&ss);
+	memset(&f, 0, sizeof(f));
+	f.opcode = TCP_OP_CONNECT;
+	f.src_qpn = 9;
+	f.length = 100;
+	tt_raw_frame(fd, &f, NULL);
+	cr_assert_eq(send(fd, pdata, sizeof(pdata), MSG_NOSIGNAL),
+		     (ssize_t)sizeof(pdata));
+	close(fd);
+	cr_assert(tt_cm_quiet(&t, 300), "a request from a truncated CONNECT");
+	tt_close(&t);
+}
+
+Test(tcp_hostile, connection_flood_is_bounded)
+{
+	enum { FLOOD = 200, BACKLOG = 4 };
+	struct openrdma_cm_event *ev;
+	struct sockaddr_storage ss;
+	struct tt_side t, c;
+	int fd[FLOOD], i, closed = 0;
+
+	tt_open(&t, "tcp0", LEN, OPENRDMA_ACCESS_LOCAL_WRITE, FILL);
+	listener(&t, BACKLOG, &ss);
+	for (i = 0; i < FLOOD; i++)
+		fd[i] = tt_raw_connect(&ss);
+	for (i = 0; i < FLOOD; i++)
+		if (tt_raw_closed(fd[i], 20))
+			closed++;
+	/* the ones that said nothing, beyond the backlog and some slack,
+	 * were hung up on at once */
+	cr_assert_geq(closed, FLOOD - BACKLOG - 32,
+		      "only %d of %d silent connections refused", closed,
+		      FLOOD);
+	for (i = 0; i < FLOOD; i++)
+		close(fd[i]);
+	cr_assert(tt_cm_quiet(&t, 100));
+
+	/* a real client still gets through */
+	tt_open(&c, "tcp0", LEN, OPENRDMA_ACCESS_LOCAL_WRITE, FILL);
+	tt_qp(&c, OPENRDMA_QPT_RC);
+	cr_assert_eq(openrdma_cm_id_create(c.ctx, c.ch, NULL, OPENRDMA_PS_TCP,
+					   &c.id),
+		     0);
+	cr_assert_eq(openrdma_cm_connect(c.id, c.qp, (struct sockaddr *)&ss,
+					 NULL),
+		     0);
+	ev = tt_cm_expect(&t, OPENRDMA_CM_EVENT_CONNECT_REQUEST, TT_TIMEOUT_MS);
+	t.id = ev->id;
+	openrdma_cm_event_ack(ev);
+	cr_assert_eq(openrdma_cm_reject(t.id, NULL, 0), 0);
+	ev = tt_cm_expect(&c, OPENRDMA_CM_EVENT_REJECTED, TT_TIMEOUT_MS);
+	openrdma_cm_event_ack(ev);
+	tt_close(&c);
+	tt_close(&t);
+}
+
+Test(tcp_hostile, backlog_rejects_extra_requests)
+{
+	enum { BACKLOG = 2, CLIENTS = 4 };
+	struct openrdma_cm_event *ev;
+	struct sockaddr_storage ss;
+	struct openrdma_cm_id *req[CLIENTS];
+	struct tt_side t, c[CLIENTS];
+	int i, rejected = 0, requests = 0;
+
+	tt_open(&t, "tcp0", LEN, OPENRDMA_ACCESS_LOCAL_WRITE, FILL);
+	listener(&t, BACKLOG, &ss);
+	for (i = 0; i < CLIENTS; i++) {
+		tt_open(&c[i], "tcp0", LEN, OPENRDMA_ACCESS_LOCAL_WRITE, FILL);
+		tt_qp(&c[i], OPENRDMA_QPT_RC);
+		cr_assert_eq(openrdma_cm_id_create(c[i].ctx, c[i].ch, NULL,
+						   OPENRDMA_PS_TCP, &c[i].id),
+			     0);
+		cr_assert_eq(openrdma_cm_connect(c[i].id, c[i].qp,
+						 (struct sockaddr *)&ss, NULL),
+			     0);
+	}
+	for (i = 0; i < CLIENTS; i++) {
+		if (tt_cm_quiet(&c[i], 1000))
+			continue;
+		cr_assert_eq(openrdma_cm_event_get(c[i].ch, &ev), 0);
+		cr_assert_eq(ev->event, OPENRDMA_CM_EVENT_REJECTED);
+		cr_assert_eq(ev->status, -OPENRDMA_ECONNREFUSED);
+		openrdma_cm_event_ack(ev);
+		rejected++;
+	}
+	while (!tt_cm_quiet(&t, 300)) {
+		cr_assert_eq(openrdma_cm_event_get(t.ch, &ev), 0);
+		cr_assert_eq(ev->event, OPENRDMA_CM_EVENT_CONNECT_REQUEST);
+		cr_assert_lt(requests, CLIENTS);
+		req[requests++] = ev->id;
+		openrdma_cm_event_ack(ev);
+	}
+	cr_assert_eq(requests, BACKLOG, "%d requests, want the backlog (%d)",
+		     requests, BACKLOG);
+	cr_assert_eq(rejected, CLIENTS - BACKLOG);
+	for (i = 0; i < requests; i++)
+		cr_assert_eq(openrdma_cm_id_destroy(req[i]), 0);
+	for (i = 0; i < CLIENTS; i++)
+		tt_close(&c[i]);
+	tt_close(&t);
+}

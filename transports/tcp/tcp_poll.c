@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/*
+ * Progress driven by polling applications.  An application that busy-polls
+ * a CQ is a thread already running, waiting for exactly what arrives on the
+ * connections of that CQ's QPs: when its polls come up empty, it reads those
+ * connections itself (tcp_poll_drive), and once it has polled steadily, the
+ * progress thread stops watching them for input (EPOLLIN off) instead of
+ * waking up for every message.  Per message that leaves one sendmsg() on
+ * one side and one recv() on the other, with no thread switch between.
+ *
+ * The progress thread looks at the connections it handed out every
+ * APP_CHECK_NS, and takes back those whose CQs were not polled within
+ * APP_GRACE_NS, or at once when the application arms a CQ to sleep on its
+ * channel (tcp_cq_req_notify).  Event-driven applications, which poll a
+ * CQ once or twice per notification, never reach APP_STREAK empty polls and
+ * are served by the progress thread alone.
+ */
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <utlist.h>
+
+#include "transports/tcp/tcp.h"
+
+/* Empty polls in a row that make a CQ's poller a busy poller. */
+#define APP_STREAK 64
+/* A busy poller that did not poll for this long stopped. */
+#define APP_GRACE_NS (200 * 1000ull)
+/* How often the progress thread looks at the connections handed out. */
+#define APP_CHECK_NS (1000 * 1000ull)
+/* Empty polls in a row before a poller starts reading sockets itself. */
+#define DRIVE_AFTER 8
+/* Connections one poll reads, at most. */
+#define DRIVE_MAX 16
+
+static int drive_add(struct tcp_cq *cq, struct tcp_conn *conn)
+{
+	struct tcp_conn **d;
+	int cap;
+
+	pthread_mutex_lock(&cq->drive_lock);
+	if (cq->ndrive == cq->drive_cap) {
+		cap = cq->drive_cap ? 2 * cq->drive_cap : 4;
+		d = realloc(cq->drive, (size_t)cap * sizeof(*d));
+		if (!d) {
+			pthread_mutex_unlock(&cq->drive_lock);
+			return -OPENRDMA_ENOMEM;
+		}
+		cq->drive = d;
+		cq->drive_cap = cap;
+	}
+	tcp_conn_get(conn);
+	cq->drive[cq->ndrive++] = conn;
+	pthread_mutex_unlock(&cq->drive_lock);
+	return 0;
+}
+
+static void drive_del(struct tcp_cq *cq, struct tcp_conn *conn)
+{
+	int i;
+
+	pthread_mutex_lock(&cq->drive_lock);
+	for (i = 0; i < cq->ndrive; i++) {
+		if (cq->drive[i] != conn)
+			continue;
+		cq->drive[i] = cq->drive[--cq->ndrive];
+		tcp_conn_put(conn);
+		break;
+	}
+	pthread_mutex_unlock(&cq->drive_lock);
+}
+
+void tcp_poll_attach(struct tcp_conn *conn, struct tcp_qp *qp)
+{
+	/* the toolkit's copies: set before the QP could be found */
+	struct tcp_cq *cq[2] = {
+		openrdma_container_of(qp->sw.scq, struct tcp_cq, sw),
+		openrdma_container_of(qp->sw.rcq, struct tcp_cq, sw)
+	};
+	int i, n = cq[0] == cq[1] ? 1 : 2;
+
+	/* without it the progress thread alone serves the connection */
+	for (i = 0; i < n; i++) {
+		if (drive_add(cq[i], conn)) {
+			cq[i] = NULL;
+			continue;
+		}
+	}
+	core_lock_acquire(&conn->lock);
+	conn->drive_cq[0] = cq[0];
+	conn->drive_cq[1] = n == 2 ? cq[1] : NULL;
+	core_lock_release(&conn->lock);
+}
+
+void tcp_poll_detach(struct tcp_conn *conn)
+{
+	struct tcp_cq *cq[2];
+	int i;
+
+	core_lock_acquire(&conn->lock);
+	cq[0] = conn->drive_cq[0];
+	cq[1] = conn->drive_cq[1];
+	conn->drive_cq[0] = NULL;
+	conn->drive_cq[1] = NULL;
+	core_lock_release(&conn->lock);
+	for (i = 0; i < 2; i++)
+		if (cq[i])
+			drive_del(cq[i], conn);
+}
+
+/* Is a busy poller at conn's CQs now? */
+static bool polled(struct tcp_conn *conn, uint64_t now)
+{
+	struct tcp_cq *cq[2];
+	int i;
+
+	core_lock_acquire(&conn->lock);
+	cq[0] = conn->drive_cq[0];
+	cq[1] = conn->drive_cq[1];
+	core_lock_release(&conn->lock);
+	for (i = 0; i < 2; i++)
+		/* the poller stamps times newer than now as well */
+		if (cq[i] && atomic_load(&cq[i]->streak) >= APP_STREAK &&
+		    atomic_load(&cq[i]->last_poll) + APP_GRACE_NS > now)
+			return true;
+	return false;
+}
+
+/* Sends conn's delayed acknowledgement if its time has come. */
+static void ack_if_due(struct tcp_conn *conn, uint64_t now)
+{
+	bool kick = false;
+
+	core_lock_acquire(&conn->lock);
+	if (conn->ack_pending && !conn->ack_due && now >= conn->ack_deadline) {
+		conn->ack_due = true;
+		kick = true;
+	}
+	core_lock_release(&conn->lock);
+	if (kick)
+		tcp_tx_kick(conn);
+}
+
+void tcp_poll_drive(struct tcp_cq *cq)
+{
+	struct tcp_conn *conn[DRIVE_MAX];
+	uint64_t now = tcp_now();
+	int i, n;
+
+	atomic_store(&cq->last_poll, now);
+	if (atomic_fetch_add(&cq->streak, 1) < DRIVE_AFTER)
+		return;
+	pthread_mutex_lock(&cq->drive_lock);
+	n = cq->ndrive < DRIVE_MAX ? cq->ndrive : DRIVE_MAX;
+	for (i = 0; i < n; i++) {
+		conn[i] = cq->drive[i];
+		tcp_conn_get(conn[i]);
+	}
+	pthread_mutex_unlock(&cq->drive_lock);
+	for (i = 0; i < n; i++) {
+		tcp_rx_run(conn[i], true);
+		ack_if_due(conn[i], now);
+		tcp_conn_put(conn[i]);
+	}
+}
+
+static int set_events(struct tcp_conn *conn, bool in)
+{
+	struct epoll_event ev = {
+		.events = EPOLLOUT | EPOLLRDHUP | EPOLLET | (in ? EPOLLIN : 0),
+		.data.ptr = &conn->poll,
+	};
+
+	if (epoll_ctl(conn->ctx->epfd, EPOLL_CTL_MOD, conn->poll.fd, &ev))
+		return -errno;
+	return 0;
+}
+
+void tcp_poll_rx_event(struct tcp_conn *conn)
+{
+	struct tcp_ctx *tctx = conn->ctx;
+
+	if (!conn->app_mode && polled(conn, tcp_now()) &&
+	    !set_events(conn, false)) {
+		conn->app_mode = true;
+		tcp_conn_get(conn);
+		DL_APPEND2(tctx->app_conns, conn, app_prev, app_next);
+		atomic_fetch_add(&tctx->app_count, 1);
+	}
+	tcp_rx_run(conn, false);
+}
+
+/* Takes conn back from its poller: the progress thread reads it again. */
+static void take_back(struct tcp_conn *conn)
+{
+	struct tcp_ctx *tctx = conn->ctx;
+	bool pending, due;
+
+	DL_DELETE2(tctx->app_conns, conn, app_prev, app_next);
+	atomic_fetch_sub(&tctx->app_count, 1);
+	conn->app_mode = false;
+	if (atomic_load(&conn->state) == TCP_CONN_OPEN) {
+		/* a MOD reports data already there, edge-triggered or not */
+		set_events(conn, true);
+		tcp_rx_run(conn, false);
+		core_lock_acquire(&conn->lock);
+		pending = conn->ack_pending;
+		due = conn->ack_due;
+		core_lock_release(&conn->lock);
+		if (pending && !due)
+			tcp_ack_list_add(conn);
+		else if (pending)
+			tcp_tx_kick(conn);
+	}
+	tcp_conn_put(conn);
+}
+
+uint64_t tcp_poll_check(struct tcp_ctx *tctx, uint64_t now)
+{
+	struct tcp_conn *conn, *tmp;
+
+	DL_FOREACH_SAFE2(tctx->app_conns, conn, tmp, app_next)
+	{
+		if (atomic_load(&conn->state) != TCP_CONN_OPEN ||
+		    !polled(conn, now))
+			take_back(conn);
+		else
+			ack_if_due(conn, now);
+	}
+	return tctx->app_conns ? now + APP_CHECK_NS : 0;
+}
+
+void tcp_poll_release(struct tcp_conn *conn)
+{
+	struct tcp_ctx *tctx = conn->ctx;
+
+	if (!conn->app_mode)
+		return;
+	DL_DELETE2(tctx->app_conns, conn, app_prev, app_next);
+	atomic_fetch_sub(&tctx->app_count, 1);
+	conn->app_mode = false;
+	tcp_conn_put(conn);
+}

@@ -90,7 +90,12 @@ struct conf_test *conf_setup(int flags);
 /* Criterion .fini: destroys everything, expecting each destroy to work. */
 void conf_teardown(void);
 
+/* Skips the test unless the device has cap; what: the feature needed. */
 void conf_require_cap(struct conf_test *t, uint32_t cap, const char *what);
+/* Skips the test if ret says the transport cannot move a QP to RESET. */
+void conf_skip_no_reset(struct conf_test *t, int ret);
+/* Local and remote write, remote read and, with atomics, remote atomic. */
+int conf_remote_access(const struct conf_test *t);
 void conf_require_atomics(struct conf_test *t);
 void conf_track(struct conf_test *t, int kind, void *obj);
 /* The test destroyed obj itself. */

@@ -194,11 +194,86 @@ void conf_teardown(void)
 	}
 }
 
+/* The name of one OPENRDMA_DEVICE_* flag, for skip reasons. */
+static const char *cap_name(uint32_t cap)
+{
+	static const struct {
+		uint32_t cap;
+		const char *name;
+	} names[] = {
+		{ OPENRDMA_DEVICE_RC, "RC" },
+		{ OPENRDMA_DEVICE_UD, "UD" },
+		{ OPENRDMA_DEVICE_SRQ, "SRQ" },
+		{ OPENRDMA_DEVICE_MW_TYPE1, "MW_TYPE1" },
+		{ OPENRDMA_DEVICE_MW_TYPE2, "MW_TYPE2" },
+		{ OPENRDMA_DEVICE_SEND_INV, "SEND_INV" },
+		{ OPENRDMA_DEVICE_ZERO_BASED, "ZERO_BASED" },
+		{ OPENRDMA_DEVICE_THREE_WAY, "THREE_WAY" },
+		{ OPENRDMA_DEVICE_RNR_RETRY, "RNR_RETRY" },
+		{ OPENRDMA_DEVICE_SRQ_LIMIT, "SRQ_LIMIT" },
+		{ OPENRDMA_DEVICE_CROSS_PROCESS, "CROSS_PROCESS" },
+		{ OPENRDMA_DEVICE_CROSS_HOST, "CROSS_HOST" },
+		{ OPENRDMA_DEVICE_PEER_CAN_READ_RMR, "PEER_CAN_READ_RMR" },
+		{ OPENRDMA_DEVICE_IMM, "IMM" },
+		{ OPENRDMA_DEVICE_EXACT_ERRORS, "EXACT_ERRORS" },
+		{ OPENRDMA_DEVICE_SOLICITED, "SOLICITED" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].cap == cap)
+			return names[i].name;
+	return "?";
+}
+
+static const char *node_name(enum openrdma_node_transport node)
+{
+	switch (node) {
+	case OPENRDMA_NODE_SOFTWARE:
+		return "software";
+	case OPENRDMA_NODE_IB:
+		return "InfiniBand/RoCE";
+	case OPENRDMA_NODE_IWARP:
+		return "iWARP";
+	}
+	return "unknown node type";
+}
+
+/*
+ * The reason comes from the device's attributes: which flag its
+ * device_cap_flags lack, and what the device is.
+ */
 void conf_require_cap(struct conf_test *t, uint32_t cap, const char *what)
 {
 	if (!(t->attr.device_cap_flags & cap))
-		cr_skip_test("%s: transport %s does not support %s", t->ifname,
-			     t->attr.transport, what);
+		cr_skip_test("%s: needs %s: device_cap_flags %#x of transport "
+			     "%s (%s, vendor %#x) lack OPENRDMA_DEVICE_%s",
+			     t->ifname, what, t->attr.device_cap_flags,
+			     t->attr.transport,
+			     node_name(t->attr.node_transport),
+			     t->attr.vendor_id, cap_name(cap));
+}
+
+void conf_skip_no_reset(struct conf_test *t, int ret)
+{
+	if (ret == -OPENRDMA_EOPNOTSUPP)
+		cr_skip_test("%s: transport %s (%s, vendor %#x) cannot return "
+			     "a QP to RESET: modify to RESET is "
+			     "-OPENRDMA_EOPNOTSUPP (%s)",
+			     t->ifname, t->attr.transport,
+			     node_name(t->attr.node_transport),
+			     t->attr.vendor_id, openrdma_strerror(ret));
+}
+
+int conf_remote_access(const struct conf_test *t)
+{
+	int access = OPENRDMA_ACCESS_LOCAL_WRITE |
+		     OPENRDMA_ACCESS_REMOTE_WRITE | OPENRDMA_ACCESS_REMOTE_READ;
+
+	/* registering for atomics is refused where there are none */
+	if (t->attr.atomic_cap != OPENRDMA_ATOMIC_NONE)
+		access |= OPENRDMA_ACCESS_REMOTE_ATOMIC;
+	return access;
 }
 
 void conf_require_atomics(struct conf_test *t)
@@ -247,6 +322,7 @@ struct conf_mem *conf_mem_map(struct conf_test *t, struct openrdma_pd *pd,
 {
 	struct conf_mem *m = calloc(1, sizeof(*m));
 	void *p;
+	int ret;
 
 	cr_assert_not_null(m);
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -257,7 +333,13 @@ struct conf_mem *conf_mem_map(struct conf_test *t, struct openrdma_pd *pd,
 	}
 	*m = (struct conf_mem){ .buf = p, .len = len, .mapped = true };
 	conf_track(t, CONF_K_MEM, m);
-	CONF_OK(openrdma_mr_reg(pd, m->buf, len, access, &m->mr));
+	ret = openrdma_mr_reg(pd, m->buf, len, access, &m->mr);
+	/* devices that pin at registration need the memory itself */
+	if (ret == -OPENRDMA_ENOMEM)
+		cr_skip_test("%s: cannot register %zu bytes of untouched "
+			     "memory: %s",
+			     t->ifname, len, openrdma_strerror(ret));
+	CONF_OK(ret);
 	return m;
 }
 

@@ -27,6 +27,9 @@ static void violation(struct conf_test *t, struct conf_rc *rc,
 		.wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = op
 	};
 
+	conf_require_cap(t, OPENRDMA_DEVICE_EXACT_ERRORS,
+			 "remote access errors in the initiator's completion "
+			 "and QP_ACCESS_ERR at the target");
 	if (op == OPENRDMA_WR_ATOMIC_CMP_AND_SWP ||
 	    op == OPENRDMA_WR_ATOMIC_FETCH_AND_ADD) {
 		wr.wr.atomic.remote_addr = raddr;

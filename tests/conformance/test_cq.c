@@ -185,6 +185,8 @@ CONF_TEST(cq, channel_solicited_only)
 	struct conf_rc rc;
 	struct conf_test *t = channel_pair(&rc, &ch);
 
+	conf_require_cap(t, OPENRDMA_DEVICE_SOLICITED,
+			 "solicited-only CQ arming");
 	m = conf_mem_new(t, t->pd, 128, OPENRDMA_ACCESS_LOCAL_WRITE, SEED_A);
 	conf_post_recv(rc.qp, 10, m, 0, 64);
 	conf_post_recv(rc.qp, 11, m, 64, 64);
@@ -218,6 +220,8 @@ CONF_TEST(cq, channel_solicited_only_signals_errors)
 	struct conf_rc rc;
 	struct conf_test *t = channel_pair(&rc, &ch);
 
+	conf_require_cap(t, OPENRDMA_DEVICE_SOLICITED,
+			 "solicited-only CQ arming");
 	m = conf_mem_new(t, t->pd, 64, OPENRDMA_ACCESS_LOCAL_WRITE, SEED_A);
 	conf_post_recv(rc.qp, 10, m, 0, 64);
 	CONF_OK(openrdma_cq_req_notify(rc.rcq, 1));

@@ -16,10 +16,6 @@
 #define ATOMIC_W 0x0102030404030201ull
 #define ATOMIC_D 0x0101010101010101ull
 
-static const int remote_all =
-	OPENRDMA_ACCESS_LOCAL_WRITE | OPENRDMA_ACCESS_REMOTE_WRITE |
-	OPENRDMA_ACCESS_REMOTE_READ | OPENRDMA_ACCESS_REMOTE_ATOMIC;
-
 /* A sends [0, len) of a fresh buffer with opcode/imm to a receive of B. */
 static void send_one(struct conf_test *t, struct conf_rc *rc,
 		     enum openrdma_wr_opcode op, uint32_t imm,
@@ -69,6 +65,7 @@ CONF_TEST(opcode, send_with_imm)
 	struct conf_pmr dst;
 	struct conf_rc rc;
 
+	conf_require_cap(t, OPENRDMA_DEVICE_IMM, "immediate data");
 	conf_rc_connect(t, &rc, NULL);
 	send_one(t, &rc, OPENRDMA_WR_SEND_WITH_IMM, htonl(IMM), &wc, &dst);
 	cr_assert(wc.wc_flags & OPENRDMA_WC_WITH_IMM, "no WITH_IMM flag");
@@ -177,7 +174,8 @@ CONF_TEST(opcode, rdma_write)
 
 	conf_rc_connect(t, &rc, NULL);
 	src = conf_mem_new(t, t->pd, LEN, 0, SEED_A);
-	dst = conf_peer_mr_reg(t, t->ppd, 3 * LEN, remote_all, SEED_B);
+	dst = conf_peer_mr_reg(t, t->ppd, 3 * LEN, conf_remote_access(t),
+			       SEED_B);
 	/* a posted receive must not be consumed by a write */
 	rbuf = conf_peer_mr_reg(t, t->ppd, 64, OPENRDMA_ACCESS_LOCAL_WRITE, 3);
 	conf_peer_recv(t, rc.pqp.id, 9, &rbuf, 0, 64);
@@ -211,10 +209,11 @@ CONF_TEST(opcode, rdma_write_with_imm)
 	struct conf_pmr dst;
 	struct conf_rc rc;
 
+	conf_require_cap(t, OPENRDMA_DEVICE_IMM, "immediate data");
 	conf_rc_connect(t, &rc, NULL);
 	src = conf_mem_new(t, t->pd, LEN, 0, SEED_A);
 	sge = conf_sge(src, 0, LEN);
-	dst = conf_peer_mr_reg(t, t->ppd, LEN, remote_all, SEED_B);
+	dst = conf_peer_mr_reg(t, t->ppd, LEN, conf_remote_access(t), SEED_B);
 	wr.wr.rdma.remote_addr = conf_pmr_raddr(&dst, 0);
 	wr.wr.rdma.rkey = dst.rkey;
 	/* the receive needs no buffer: the data goes where the write says */
@@ -243,7 +242,8 @@ CONF_TEST(opcode, rdma_read)
 	conf_rc_connect(t, &rc, NULL);
 	dst = conf_mem_new(t, t->pd, 2 * LEN, OPENRDMA_ACCESS_LOCAL_WRITE,
 			   SEED_A);
-	src = conf_peer_mr_reg(t, t->ppd, 2 * LEN, remote_all, SEED_B);
+	src = conf_peer_mr_reg(t, t->ppd, 2 * LEN, conf_remote_access(t),
+			       SEED_B);
 	conf_rdma(rc.qp, OPENRDMA_WR_RDMA_READ, 1, dst, 0, LEN,
 		  conf_pmr_raddr(&src, LEN), src.rkey);
 	conf_poll_n(t, rc.scq, 1, &wc);
@@ -276,7 +276,7 @@ static void atomic_one(enum openrdma_wr_opcode op, uint64_t compare_add,
 	conf_rc_connect(t, &rc, NULL);
 	res = conf_mem_new(t, t->pd, 8, OPENRDMA_ACCESS_LOCAL_WRITE, SEED_A);
 	sge = conf_sge(res, 0, 8);
-	mr = conf_peer_mr_reg(t, t->ppd, 64, remote_all, SEED_B);
+	mr = conf_peer_mr_reg(t, t->ppd, 64, conf_remote_access(t), SEED_B);
 	conf_peer_mem_write(t, &mr, 8, &v, 8);
 	wr.wr.atomic.remote_addr = conf_pmr_raddr(&mr, 8);
 	wr.wr.atomic.rkey = mr.rkey;
@@ -371,6 +371,8 @@ CONF_TEST(opcode, bind_mw_type1)
 	conf_peer_mem_expect(t, &mr, 0, 1024, SEED_B, 0);
 	conf_peer_mem_expect(t, &mr, 3072, 1024, SEED_B, 3072);
 	/* one byte past the window, inside the MR */
+	conf_require_cap(t, OPENRDMA_DEVICE_EXACT_ERRORS,
+			 "an access past a type 1 window refused");
 	write_through(t, &rc, &mr, 2048, 1025, key, OPENRDMA_WC_REM_ACCESS_ERR);
 	conf_peer_mem_expect(t, &mr, 2048, 1024, SEED_A + 10, 1024);
 	conf_peer_mem_expect(t, &mr, 3072, 1024, SEED_B, 3072);

@@ -11,10 +11,6 @@
 #define NSEND 1000
 #define WINDOW 50
 
-static const int remote_rw =
-	OPENRDMA_ACCESS_LOCAL_WRITE | OPENRDMA_ACCESS_REMOTE_WRITE |
-	OPENRDMA_ACCESS_REMOTE_READ | OPENRDMA_ACCESS_REMOTE_ATOMIC;
-
 CONF_TEST(order, thousand_sends_in_order)
 {
 	struct conf_test *t = conf_setup(CONF_WITH_PEER);
@@ -90,7 +86,8 @@ CONF_TEST(order, writes_then_send)
 
 	conf_rc_connect(t, &rc, NULL);
 	src = conf_mem_new(t, t->pd, 16 * 4096, 0, SEED_A);
-	dst = conf_peer_mr_reg(t, t->ppd, 16 * 4096, remote_rw, SEED_B);
+	dst = conf_peer_mr_reg(t, t->ppd, 16 * 4096, conf_remote_access(t),
+			       SEED_B);
 	note = conf_peer_mr_reg(t, t->ppd, 8, OPENRDMA_ACCESS_LOCAL_WRITE, 3);
 	conf_peer_recv(t, rc.pqp.id, 9, &note, 0, 8);
 	/* sixteen unsignaled writes, then the signaled send that announces
@@ -123,7 +120,7 @@ CONF_TEST(order, read_after_write_sees_it)
 	conf_rc_connect(t, &rc, NULL);
 	src = conf_mem_new(t, t->pd, 4096, 0, SEED_A);
 	dst = conf_mem_new(t, t->pd, 4096, OPENRDMA_ACCESS_LOCAL_WRITE, 9);
-	mr = conf_peer_mr_reg(t, t->ppd, 4096, remote_rw, SEED_B);
+	mr = conf_peer_mr_reg(t, t->ppd, 4096, conf_remote_access(t), SEED_B);
 	conf_rdma(rc.qp, OPENRDMA_WR_RDMA_WRITE, 1, src, 0, 4096,
 		  conf_pmr_raddr(&mr, 0), mr.rkey);
 	conf_rdma(rc.qp, OPENRDMA_WR_RDMA_READ, 2, dst, 0, 4096,
@@ -159,7 +156,7 @@ CONF_TEST(order, fence_after_read)
 	conf_rc_connect(t, &rc, NULL);
 	src = conf_mem_new(t, t->pd, 65536, 0, SEED_A);
 	dst = conf_mem_new(t, t->pd, 65536, OPENRDMA_ACCESS_LOCAL_WRITE, 9);
-	mr = conf_peer_mr_reg(t, t->ppd, 65536, remote_rw, SEED_B);
+	mr = conf_peer_mr_reg(t, t->ppd, 65536, conf_remote_access(t), SEED_B);
 	rsge = conf_sge(dst, 0, 65536);
 	wsge = conf_sge(src, 0, 65536);
 	read.wr.rdma.remote_addr = conf_pmr_raddr(&mr, 0);
@@ -204,7 +201,7 @@ CONF_TEST(order, fence_after_atomic)
 	conf_rc_connect(t, &rc, NULL);
 	src = conf_mem_new(t, t->pd, 8, 0, SEED_A);
 	res = conf_mem_new(t, t->pd, 8, OPENRDMA_ACCESS_LOCAL_WRITE, 9);
-	mr = conf_peer_mr_reg(t, t->ppd, 8, remote_rw, SEED_B);
+	mr = conf_peer_mr_reg(t, t->ppd, 8, conf_remote_access(t), SEED_B);
 	conf_peer_mem_write(t, &mr, 0, &v, 8);
 	asge = conf_sge(res, 0, 8);
 	wsge = conf_sge(src, 0, 8);

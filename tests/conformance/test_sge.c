@@ -350,6 +350,7 @@ CONF_TEST(sge, zero_length_send)
 	struct conf_rc rc;
 	int i;
 
+	conf_require_cap(t, OPENRDMA_DEVICE_IMM, "immediate data");
 	conf_rc_connect(t, &rc, NULL);
 	dst = conf_peer_mr_reg(t, t->ppd, 64, OPENRDMA_ACCESS_LOCAL_WRITE,
 			       SEED_B);

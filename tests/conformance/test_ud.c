@@ -53,6 +53,8 @@ CONF_TEST(ud, send_recv_with_grh_and_reply)
 	struct conf_ud ud;
 	uint32_t ah;
 
+	conf_require_cap(t, OPENRDMA_DEVICE_UD, "UD queue pairs");
+	conf_require_cap(t, OPENRDMA_DEVICE_IMM, "immediate data");
 	conf_ud_create(t, &ud);
 	src = conf_mem_new(t, t->pd, 512, 0, SEED_A);
 	dst = conf_peer_mr_reg(t, t->ppd, GRH + 512,
@@ -136,6 +138,9 @@ CONF_TEST(ud, send_over_max_ud_msg_size)
 	struct conf_pmr dst;
 	struct conf_ud ud;
 
+	conf_require_cap(t, OPENRDMA_DEVICE_UD, "UD queue pairs");
+	conf_require_cap(t, OPENRDMA_DEVICE_EXACT_ERRORS,
+			 "LOC_LEN_ERR for a datagram over max_ud_msg_size");
 	conf_ud_create(t, &ud);
 	cr_assert_gt(max, 0, "max_ud_msg_size is 0");
 	src = max < (16u << 20) ?
@@ -190,6 +195,9 @@ CONF_TEST(ud, recv_shorter_than_datagram)
 	struct conf_pmr dst;
 	struct conf_ud ud;
 
+	conf_require_cap(t, OPENRDMA_DEVICE_UD, "UD queue pairs");
+	conf_require_cap(t, OPENRDMA_DEVICE_EXACT_ERRORS,
+			 "LOC_LEN_ERR for a receive shorter than the datagram");
 	conf_ud_create(t, &ud);
 	src = conf_mem_new(t, t->pd, 256, 0, SEED_A);
 	dst = conf_peer_mr_reg(t, t->ppd, GRH + 256,

@@ -46,6 +46,14 @@
  * (Linux 6.1, siw_send_mpareqrep) keeps the sum in a u8, so one less.
  */
 #define VERBS_IWARP_PDATA 251
+/*
+ * MPA carries no QP number either, and the core's CM events promise the
+ * peer's: connect and accept put it in front of the application's private
+ * data, in a header a peer without it is recognised by.
+ */
+#define VERBS_IWARP_HDR_MAGIC 0x4f525150u /* "ORQP" */
+#define VERBS_IWARP_HDR_LEN 8 /* be32 magic, be32 QPN */
+#define VERBS_IWARP_PDATA_CONN (VERBS_IWARP_PDATA - VERBS_IWARP_HDR_LEN)
 
 /* The IB CM reject reason of rdma_reject() (IBTA 12.6.7.2). */
 #define VERBS_IB_REJ_CONSUMER 28 /* rdma_reject() */
@@ -75,8 +83,12 @@ struct verbs_ctx {
 	struct verbs_gid *gids; /* RoCE GIDs of the port */
 	int num_gids;
 	struct verbs_reg_cache *reg_cache;
-	/* CM ids' connection states; never held across a core call */
+	/*
+	 * CM ids' connection states and the QP list; never held across a
+	 * core call that may call the application
+	 */
 	pthread_mutex_t cm_lock;
+	struct verbs_qp *qps; /* for CQ_ERR: the QPs of the CQ go to ERR */
 	/* progress thread */
 	int epfd;
 	int wake_fd;
@@ -121,6 +133,7 @@ struct verbs_cq {
 	struct ibv_cq *ibcq;
 	/* the device reported CQ_ERR: poll says -EOVERFLOW once drained */
 	atomic_bool overrun;
+	bool kernel_wc_flags; /* VERBS_QUIRK_KERNEL_WC_FLAGS */
 	/*
 	 * Completions of requests posted to a QP in ERR, which the transport
 	 * flushes itself (verbs_flush.c): a ring of wc, polled after the
@@ -140,6 +153,8 @@ struct verbs_qp {
 	struct verbs_ctx *vctx;
 	struct rdma_cm_id *cmid; /* connecting it, under vctx->cm_lock */
 	bool no_imm; /* iWARP: no immediate data */
+	struct verbs_qp *prev, *next; /* vctx->qps, under cm_lock */
+	atomic_bool last_wqe; /* VERBS_QUIRK_NO_LAST_WQE: reported */
 	/* preallocated translation array for long lists, under post_lock */
 	struct core_lock post_lock;
 	struct ibv_send_wr *list;
@@ -273,6 +288,16 @@ uint32_t verbs_mtu_bytes(enum ibv_mtu mtu);
 enum {
 	VERBS_QUIRK_NO_IOVA = 1 << 0, /* registration ignores the IOVA */
 	VERBS_QUIRK_NO_SOLICITED = 1 << 1, /* receives never solicited */
+	/* wc_flags in the kernel's bits */
+	VERBS_QUIRK_KERNEL_WC_FLAGS = 1 << 2,
+	/* no QP_LAST_WQE_REACHED event */
+	VERBS_QUIRK_NO_LAST_WQE = 1 << 3,
+	/* errors missed or reported with another status */
+	VERBS_QUIRK_LAX_ERRORS = 1 << 4,
+	/* a receive without SGEs refused */
+	VERBS_QUIRK_NO_EMPTY_RECV = 1 << 5,
+	/* a move to RESET ignored (the QP keeps its state and queues) */
+	VERBS_QUIRK_NO_RESET = 1 << 6,
 };
 uint32_t verbs_device_quirks(const struct ibv_device_attr_ex *dev);
 /* The reason a REJECTED event carries, as a negative code. */
@@ -347,6 +372,10 @@ int verbs_qp_attr_to_ibv(const struct verbs_ctx *vctx,
 			 struct ibv_qp_attr *ib);
 /* Moves the QP with ibv_modify_qp and records the state in the core. */
 int verbs_qp_move(struct verbs_qp *vqp, struct ibv_qp_attr *ib, int mask);
+void verbs_qp_cq_overrun(struct verbs_ctx *vctx, struct verbs_cq *vcq);
+void verbs_qp_wc_errors(struct verbs_ctx *vctx, const struct openrdma_wc *wc,
+			int n);
+void verbs_qp_state_set(struct verbs_qp *vqp, enum openrdma_qp_state state);
 
 /* verbs_post.c: the data path */
 int verbs_qp_post_send(struct openrdma_qp *qp, struct openrdma_send_wr *wr,

@@ -10,8 +10,9 @@
 
 #include "transports/verbs/verbs.h"
 
-/* siw's vendor id ("bmt"): see verbs_device_quirks() */
+/* siw's vendor id ("bmt") and rxe's: see verbs_device_quirks() */
 #define VERBS_VENDOR_SIW 0x626d74
+#define VERBS_VENDOR_RXE 0xffffff
 
 uint32_t verbs_mtu_bytes(enum ibv_mtu mtu)
 {
@@ -35,6 +36,41 @@ uint32_t verbs_device_quirks(const struct ibv_device_attr_ex *dev)
 	 */
 	if (dev->orig_attr.vendor_id == VERBS_VENDOR_SIW)
 		quirks |= VERBS_QUIRK_NO_SOLICITED;
+	/*
+	 * rxe (Linux 6.1, rxe_resp.c do_complete) writes the kernel's
+	 * IB_WC_WITH_INVALIDATE (bit 2) into the user CQ, where libibverbs
+	 * reads IBV_WC_IP_CSUM_OK; IBV_WC_WITH_INV is bit 3.
+	 */
+	if (dev->orig_attr.vendor_id == VERBS_VENDOR_RXE)
+		quirks |= VERBS_QUIRK_KERNEL_WC_FLAGS;
+	/*
+	 * rxe (Linux 6.1) misses errors or reports them otherwise: no
+	 * QP_ACCESS_ERR at the target (rxe_resp.c, do_class_ac_error), a
+	 * window's range checked against its MR (check_rkey), LOC_QP_OP_ERR
+	 * for protection errors, REM_OP_ERR for a send longer than its
+	 * receive, no check of max_msg_sz or of the datagram size, type 1
+	 * windows accepted in BIND_MW requests (librxe binds them so).
+	 */
+	if (dev->orig_attr.vendor_id == VERBS_VENDOR_RXE)
+		quirks |= VERBS_QUIRK_LAX_ERRORS;
+	/*
+	 * Neither raises QP_LAST_WQE_REACHED when a QP of an SRQ enters
+	 * ERR (no IB_EVENT_QP_LAST_WQE_REACHED in either driver).
+	 */
+	if (dev->orig_attr.vendor_id == VERBS_VENDOR_RXE ||
+	    dev->orig_attr.vendor_id == VERBS_VENDOR_SIW)
+		quirks |= VERBS_QUIRK_NO_LAST_WQE;
+	/* libsiw refuses receives without SGEs (verbs_post.c) */
+	if (dev->orig_attr.vendor_id == VERBS_VENDOR_SIW)
+		quirks |= VERBS_QUIRK_NO_EMPTY_RECV;
+	/*
+	 * siw (Linux 6.1, siw_qp_modify) maps RESET and INIT to its IDLE
+	 * state and has no transition to IDLE from RTS or ERROR: it answers
+	 * such a modify with success and leaves the QP, its queued requests
+	 * and its connection as they were (verbs_qp_modify()).
+	 */
+	if (dev->orig_attr.vendor_id == VERBS_VENDOR_SIW)
+		quirks |= VERBS_QUIRK_NO_RESET;
 	return quirks;
 }
 
@@ -45,11 +81,12 @@ static uint32_t cap_flags(const struct ibv_device_attr_ex *dev, bool iwarp,
 	uint32_t flags = OPENRDMA_DEVICE_RC | OPENRDMA_DEVICE_CROSS_PROCESS |
 			 OPENRDMA_DEVICE_CROSS_HOST;
 
-	/* IB and RoCE devices all have UD, RNR retries and the three-way
-	 * handshake (REQ, REP, RTU); iWARP has none of them. */
+	/* IB and RoCE devices all have UD, RNR retries, the three-way
+	 * handshake (REQ, REP, RTU) and immediate data; iWARP (RDMAP, RFC
+	 * 5040) has none of them. */
 	if (!iwarp)
 		flags |= OPENRDMA_DEVICE_UD | OPENRDMA_DEVICE_RNR_RETRY |
-			 OPENRDMA_DEVICE_THREE_WAY;
+			 OPENRDMA_DEVICE_THREE_WAY | OPENRDMA_DEVICE_IMM;
 	/* The limit event is part of the SRQ verbs in both specifications. */
 	if (a->max_srq > 0)
 		flags |= OPENRDMA_DEVICE_SRQ | OPENRDMA_DEVICE_SRQ_LIMIT;
@@ -67,6 +104,14 @@ static uint32_t cap_flags(const struct ibv_device_attr_ex *dev, bool iwarp,
 		flags |= OPENRDMA_DEVICE_SEND_INV;
 	if (!(quirks & VERBS_QUIRK_NO_IOVA))
 		flags |= OPENRDMA_DEVICE_ZERO_BASED;
+	/*
+	 * iWARP completes an RDMA write once it is sent: a remote error
+	 * comes later, as a TERMINATE (RFC 5040), never in the completion.
+	 */
+	if (!iwarp && !(quirks & VERBS_QUIRK_LAX_ERRORS))
+		flags |= OPENRDMA_DEVICE_EXACT_ERRORS;
+	if (!(quirks & VERBS_QUIRK_NO_SOLICITED))
+		flags |= OPENRDMA_DEVICE_SOLICITED;
 	return flags;
 }
 
@@ -108,8 +153,8 @@ void verbs_device_attr_fill(const struct ibv_device_attr_ex *dev,
 	/* each interface is one device port: the core's port 1 */
 	attr->phys_port_cnt = 1;
 	if (iwarp) {
-		attr->max_pdata_connect = VERBS_IWARP_PDATA;
-		attr->max_pdata_accept = VERBS_IWARP_PDATA;
+		attr->max_pdata_connect = VERBS_IWARP_PDATA_CONN;
+		attr->max_pdata_accept = VERBS_IWARP_PDATA_CONN;
 		attr->max_pdata_reject = VERBS_IWARP_PDATA;
 	} else {
 		attr->max_pdata_connect = VERBS_IB_PDATA_CONNECT;

@@ -15,6 +15,7 @@
  * An rdma_cm_id exists from the first listen or connect; a request's id
  * is librdmacm's, adopted when the request arrives.
  */
+#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utlist.h>
@@ -173,6 +174,8 @@ static void conn_param_set(struct verbs_cm_id *vid, struct verbs_qp *vqp,
 			   const struct openrdma_conn_param *param)
 {
 	struct rdma_conn_param *c = &vid->conn;
+	uint8_t off = 0;
+	uint32_t hdr;
 
 	memset(c, 0, sizeof(*c));
 	c->qp_num = vqp->base.qp_num;
@@ -182,11 +185,23 @@ static void conn_param_set(struct verbs_cm_id *vid, struct verbs_qp *vqp,
 	c->retry_count = 7;
 	c->rnr_retry_count = 7;
 	vid->three_way = false;
+	if (vid->vctx->iwarp) {
+		hdr = htobe32(VERBS_IWARP_HDR_MAGIC);
+		memcpy(vid->pdata, &hdr, sizeof(hdr));
+		hdr = htobe32(vqp->base.qp_num);
+		memcpy(vid->pdata + sizeof(hdr), &hdr, sizeof(hdr));
+		off = VERBS_IWARP_HDR_LEN;
+	}
+	c->private_data = off ? vid->pdata : NULL;
+	c->private_data_len = off;
 	if (!param)
 		return;
-	memcpy(vid->pdata, param->private_data, param->private_data_len);
-	c->private_data = param->private_data_len ? vid->pdata : NULL;
-	c->private_data_len = param->private_data_len;
+	if (param->private_data_len) {
+		memcpy(vid->pdata + off, param->private_data,
+		       param->private_data_len);
+		c->private_data = vid->pdata;
+		c->private_data_len = off + param->private_data_len;
+	}
 	c->responder_resources = param->responder_resources;
 	c->initiator_depth = param->initiator_depth;
 	c->retry_count = param->retry_count;
@@ -235,12 +250,36 @@ out:
 	return ret;
 }
 
+/*
+ * As librdmacm before RTR: INIT again, now that the IB CM knows the
+ * connection.  The active side's first INIT came before it, with no
+ * remote access at all (the kernel's cma_ib_init_qp_attr), so RDMA from
+ * the passive side would be refused.
+ */
+static int qp_reinit(struct verbs_cm_id *vid)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT };
+	int mask;
+
+	if (vid->vctx->iwarp)
+		return 0;
+	if (rdma_init_qp_attr(vid->cmid, &attr, &mask))
+		return verbs_errno();
+	return verbs_ret(
+		ibv_modify_qp(to_verbs_qp(vid->base.qp)->ibqp, &attr, mask));
+}
+
 int verbs_cm_qp_move(struct verbs_cm_id *vid, enum ibv_qp_state state)
 {
 	struct verbs_qp *vqp = to_verbs_qp(vid->base.qp);
 	struct ibv_qp_attr attr;
-	int mask;
+	int mask, ret;
 
+	if (state == IBV_QPS_RTR) {
+		ret = qp_reinit(vid);
+		if (ret)
+			return ret;
+	}
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = state;
 	if (rdma_init_qp_attr(vid->cmid, &attr, &mask))
@@ -424,7 +463,7 @@ int verbs_cm_disconnect(struct openrdma_cm_id *id, const void *private_data,
 		goto out;
 	}
 	if (id->qp)
-		openrdma_qp_state_set(id->qp, OPENRDMA_QPS_ERR);
+		verbs_qp_state_set(to_verbs_qp(id->qp), OPENRDMA_QPS_ERR);
 	vid->state = VERBS_CM_DISCONNECTED;
 out:
 	pthread_mutex_unlock(&vctx->cm_lock);

@@ -6,10 +6,31 @@
  * QP's state is set before its event is posted, so that an application
  * that sees ESTABLISHED or DISCONNECTED also sees RTS or ERR.
  */
+#include <endian.h>
 #include <string.h>
 #include <utlist.h>
 
 #include "transports/verbs/verbs.h"
+
+/*
+ * iWARP: the peer's QPN from the header connect and accept put in front
+ * (verbs_cm.c); a peer without it leaves its private data whole and the
+ * QPN 0, all that MPA tells.
+ */
+static void iwarp_hdr_strip(uint32_t *qpn, const void **pdata, uint8_t *len)
+{
+	uint32_t magic, num;
+
+	if (!*pdata || *len < VERBS_IWARP_HDR_LEN)
+		return;
+	memcpy(&magic, *pdata, sizeof(magic));
+	if (be32toh(magic) != VERBS_IWARP_HDR_MAGIC)
+		return;
+	memcpy(&num, (const uint8_t *)*pdata + sizeof(magic), sizeof(num));
+	*qpn = be32toh(num);
+	*pdata = (const uint8_t *)*pdata + VERBS_IWARP_HDR_LEN;
+	*len -= VERBS_IWARP_HDR_LEN;
+}
 
 /* The core's event from librdmacm's, private data and peer QPN included. */
 static void event_fill(struct openrdma_cm_event *out,
@@ -33,8 +54,9 @@ static void event_fill(struct openrdma_cm_event *out,
 		out->param.responder_resources =
 			ev->param.conn.responder_resources;
 		out->param.initiator_depth = ev->param.conn.initiator_depth;
-		/* iWARP's MPA exchange carries no QP number: 0 */
 		out->param.qp_num = ev->param.conn.qp_num;
+		if (vid->vctx->iwarp && type != OPENRDMA_CM_EVENT_REJECTED)
+			iwarp_hdr_strip(&out->param.qp_num, &pdata, &len);
 	}
 	if (pdata && len) {
 		memcpy(out->param.private_data, pdata, len);

@@ -21,6 +21,7 @@ int verbs_cq_create(struct openrdma_context *ctx, int cqe, int comp_vector,
 	if (!vcq)
 		return -OPENRDMA_ENOMEM;
 	atomic_init(&vcq->overrun, false);
+	vcq->kernel_wc_flags = vctx->quirks & VERBS_QUIRK_KERNEL_WC_FLAGS;
 	/* Vectors beyond the device's wrap around, as the core allows any. */
 	if (vctx->ibctx->num_comp_vectors > 0)
 		comp_vector %= vctx->ibctx->num_comp_vectors;
@@ -56,6 +57,33 @@ int verbs_cq_destroy(struct openrdma_cq *cq)
 	return 0;
 }
 
+/* The kernel's IB_WC_WITH_INVALIDATE and IB_WC_IP_CSUM_OK are swapped. */
+static void wc_flags_fix(struct openrdma_wc *wc, int n)
+{
+	unsigned int f;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		f = wc[i].wc_flags;
+		wc[i].wc_flags = (f & ~(IBV_WC_IP_CSUM_OK | IBV_WC_WITH_INV)) |
+				 (f & IBV_WC_IP_CSUM_OK ? IBV_WC_WITH_INV : 0) |
+				 (f & IBV_WC_WITH_INV ? IBV_WC_IP_CSUM_OK : 0);
+	}
+}
+
+/* Whether one of the n completions failed other than by a flush. */
+static bool wc_failed(const struct openrdma_wc *wc, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (wc[i].status != OPENRDMA_WC_SUCCESS &&
+		    wc[i].status != OPENRDMA_WC_WR_FLUSH_ERR)
+			return true;
+	}
+	return false;
+}
+
 int verbs_cq_poll(struct openrdma_cq *cq, int num_entries,
 		  struct openrdma_wc *wc)
 {
@@ -63,6 +91,11 @@ int verbs_cq_poll(struct openrdma_cq *cq, int num_entries,
 	int n;
 
 	n = ibv_poll_cq(vcq->ibcq, num_entries, (struct ibv_wc *)wc);
+	if (__builtin_expect(vcq->kernel_wc_flags && n > 0, 0))
+		wc_flags_fix(wc, n);
+	/* the QP of a failed request is in ERR once its completion is seen */
+	if (__builtin_expect(wc_failed(wc, n), 0))
+		verbs_qp_wc_errors(to_verbs_ctx(cq->obj.ctx), wc, n);
 	if (__builtin_expect(n >= 0, 1) &&
 	    __builtin_expect(atomic_load_explicit(&vcq->flushed,
 						  memory_order_relaxed) != 0,

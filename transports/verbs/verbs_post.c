@@ -260,14 +260,44 @@ recv_list_check(uint32_t max_sge, struct openrdma_recv_wr *wr,
 	return NULL;
 }
 
+/*
+ * libsiw (rdma-core 44, push_recv_wqe) refuses a receive without SGEs,
+ * which the verbs allow: each such request goes as one SGE of length 0,
+ * which takes a message of 0 bytes and nothing more, as no SGE would.
+ */
+static int recv_post_empty_fix(struct ibv_qp *qp, struct ibv_srq *srq,
+			       struct openrdma_recv_wr *wr,
+			       struct openrdma_recv_wr **bad_wr)
+{
+	struct ibv_sge empty = { 0 };
+	struct ibv_recv_wr one, *ibbad;
+	int ret = 0;
+
+	for (; wr && !ret; wr = wr->next) {
+		memcpy(&one, wr, sizeof(one));
+		one.next = NULL;
+		if (!one.num_sge) {
+			one.sg_list = &empty;
+			one.num_sge = 1;
+		}
+		ret = qp ? ibv_post_recv(qp, &one, &ibbad) :
+			   ibv_post_srq_recv(srq, &one, &ibbad);
+		if (ret)
+			*bad_wr = wr;
+	}
+	return verbs_ret(ret);
+}
+
 /* One of ibv_post_recv() and ibv_post_srq_recv(), folded when inlined. */
 static inline int recv_post(struct ibv_qp *qp, struct ibv_srq *srq,
-			    struct openrdma_recv_wr *wr,
+			    bool empty_fix, struct openrdma_recv_wr *wr,
 			    struct openrdma_recv_wr **bad_wr)
 {
 	struct ibv_recv_wr *ibbad = NULL;
 	int ret;
 
+	if (unlikely(empty_fix))
+		return recv_post_empty_fix(qp, srq, wr, bad_wr);
 	if (qp)
 		ret = ibv_post_recv(qp, (struct ibv_recv_wr *)wr, &ibbad);
 	else
@@ -282,7 +312,8 @@ static inline int recv_post(struct ibv_qp *qp, struct ibv_srq *srq,
  * cut before it for the call and mended after, so that nothing is copied.
  */
 static inline int recv_list_post(struct ibv_qp *qp, struct ibv_srq *srq,
-				 uint32_t max_sge, struct openrdma_recv_wr *wr,
+				 bool empty_fix, uint32_t max_sge,
+				 struct openrdma_recv_wr *wr,
 				 struct openrdma_recv_wr **bad_wr)
 {
 	struct openrdma_recv_wr *bad, *prev;
@@ -290,10 +321,10 @@ static inline int recv_list_post(struct ibv_qp *qp, struct ibv_srq *srq,
 
 	bad = recv_list_check(max_sge, wr, &prev);
 	if (likely(!bad))
-		return recv_post(qp, srq, wr, bad_wr);
+		return recv_post(qp, srq, empty_fix, wr, bad_wr);
 	if (prev) {
 		prev->next = NULL;
-		ret = recv_post(qp, srq, wr, bad_wr);
+		ret = recv_post(qp, srq, empty_fix, wr, bad_wr);
 		prev->next = bad;
 		if (ret)
 			return ret;
@@ -310,6 +341,8 @@ int verbs_qp_post_recv(struct openrdma_qp *qp, struct openrdma_recv_wr *wr,
 
 	if (likely(state != OPENRDMA_QPS_RESET && state != OPENRDMA_QPS_ERR))
 		return recv_list_post(to_verbs_qp(qp)->ibqp, NULL,
+				      to_verbs_qp(qp)->vctx->quirks &
+					      VERBS_QUIRK_NO_EMPTY_RECV,
 				      qp->cap.max_recv_sge, wr, bad_wr);
 	/* Receives are refused in RESET, and flushed in ERR. */
 	if (state == OPENRDMA_QPS_RESET) {
@@ -333,6 +366,8 @@ int verbs_qp_post_recv(struct openrdma_qp *qp, struct openrdma_recv_wr *wr,
 int verbs_srq_post_recv(struct openrdma_srq *srq, struct openrdma_recv_wr *wr,
 			struct openrdma_recv_wr **bad_wr)
 {
-	return recv_list_post(NULL, to_verbs_srq(srq)->ibsrq, srq->max_sge, wr,
-			      bad_wr);
+	return recv_list_post(NULL, to_verbs_srq(srq)->ibsrq,
+			      to_verbs_ctx(srq->obj.ctx)->quirks &
+				      VERBS_QUIRK_NO_EMPTY_RECV,
+			      srq->max_sge, wr, bad_wr);
 }

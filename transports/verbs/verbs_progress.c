@@ -53,6 +53,7 @@ void verbs_async_event(struct verbs_ctx *vctx, struct ibv_async_event *ev)
 	case IBV_EVENT_CQ_ERR:
 		vcq = ev->element.cq->cq_context;
 		atomic_store(&vcq->overrun, true);
+		verbs_qp_cq_overrun(vctx, vcq);
 		out.element.cq = &vcq->base;
 		break;
 	case IBV_EVENT_QP_FATAL:
@@ -70,7 +71,8 @@ void verbs_async_event(struct verbs_ctx *vctx, struct ibv_async_event *ev)
 		if (ev->event_type == IBV_EVENT_QP_FATAL ||
 		    ev->event_type == IBV_EVENT_QP_REQ_ERR ||
 		    ev->event_type == IBV_EVENT_QP_ACCESS_ERR)
-			openrdma_qp_state_set(out.element.qp, OPENRDMA_QPS_ERR);
+			verbs_qp_state_set(ev->element.qp->qp_context,
+					   OPENRDMA_QPS_ERR);
 		break;
 	case IBV_EVENT_SRQ_ERR:
 	case IBV_EVENT_SRQ_LIMIT_REACHED:

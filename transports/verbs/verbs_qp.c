@@ -7,11 +7,31 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <utlist.h>
 
 #include "transports/verbs/verbs.h"
 
 /* Masks of attributes that struct openrdma_qp_attr has no field for. */
 #define UNSUPPORTED_MASK (OPENRDMA_QP_ALT_PATH | OPENRDMA_QP_PATH_MIG_STATE)
+
+/*
+ * What the queues hold.  rxe (Linux 6.1, rxe_qp_init_req) rounds them up
+ * to a power of two less one but answers create with the sizes asked
+ * for, so the queue would take more than the capacity says; its query
+ * tells the truth, as every device's does.
+ */
+static void cap_granted(struct ibv_qp *ibqp, struct ibv_qp_cap *cap)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	if (ibv_query_qp(ibqp, &attr, IBV_QP_CAP, &init))
+		return;
+	if (attr.cap.max_send_wr >= cap->max_send_wr)
+		cap->max_send_wr = attr.cap.max_send_wr;
+	if (!ibqp->srq && attr.cap.max_recv_wr >= cap->max_recv_wr)
+		cap->max_recv_wr = attr.cap.max_recv_wr;
+}
 
 int verbs_qp_create(struct openrdma_pd *pd,
 		    struct openrdma_qp_init_attr *init_attr,
@@ -30,6 +50,7 @@ int verbs_qp_create(struct openrdma_pd *pd,
 		return -OPENRDMA_ENOMEM;
 	vqp->vctx = vctx;
 	vqp->no_imm = vctx->iwarp;
+	atomic_init(&vqp->last_wqe, false);
 	memset(&init, 0, sizeof(init));
 	init.qp_context = vqp;
 	init.send_cq = to_verbs_cq(init_attr->send_cq)->ibcq;
@@ -65,12 +86,16 @@ int verbs_qp_create(struct openrdma_pd *pd,
 		}
 	}
 	vqp->base.qp_num = vqp->ibqp->qp_num;
+	cap_granted(vqp->ibqp, &init.cap);
 	init_attr->cap.max_send_wr = init.cap.max_send_wr;
 	init_attr->cap.max_recv_wr = init.cap.max_recv_wr;
 	init_attr->cap.max_send_sge = init.cap.max_send_sge;
 	init_attr->cap.max_recv_sge = init.cap.max_recv_sge;
 	init_attr->cap.max_inline_data = init.cap.max_inline_data;
 
+	pthread_mutex_lock(&vctx->cm_lock);
+	DL_APPEND(vctx->qps, vqp);
+	pthread_mutex_unlock(&vctx->cm_lock);
 	*qp_out = &vqp->base;
 	return 0;
 
@@ -92,6 +117,9 @@ int verbs_qp_destroy(struct openrdma_qp *qp)
 	ret = ibv_destroy_qp(vqp->ibqp);
 	if (ret)
 		return verbs_ret(ret);
+	pthread_mutex_lock(&vqp->vctx->cm_lock);
+	DL_DELETE(vqp->vctx->qps, vqp);
+	pthread_mutex_unlock(&vqp->vctx->cm_lock);
 	core_lock_destroy(&vqp->post_lock);
 	free(vqp->list);
 	free(vqp);
@@ -140,9 +168,94 @@ int verbs_qp_move(struct verbs_qp *vqp, struct ibv_qp_attr *ib, int mask)
 	if (ret)
 		return verbs_ret(ret);
 	if (mask & IBV_QP_STATE)
-		openrdma_qp_state_set(&vqp->base,
-				      (enum openrdma_qp_state)ib->qp_state);
+		verbs_qp_state_set(vqp, (enum openrdma_qp_state)ib->qp_state);
 	return 0;
+}
+
+/*
+ * A QP of an SRQ that enters ERR has no receive of its own left to
+ * finish, so on devices that do not say so the transport reports
+ * QP_LAST_WQE_REACHED itself, once per error.
+ */
+static void last_wqe_emulate(struct verbs_qp *vqp, enum openrdma_qp_state state)
+{
+	struct openrdma_async_event ev = {
+		.event_type = OPENRDMA_EVENT_QP_LAST_WQE_REACHED,
+		.element.qp = &vqp->base,
+	};
+
+	if (!vqp->base.srq || !(vqp->vctx->quirks & VERBS_QUIRK_NO_LAST_WQE))
+		return;
+	if (state == OPENRDMA_QPS_RESET)
+		atomic_store(&vqp->last_wqe, false);
+	else if (state == OPENRDMA_QPS_ERR &&
+		 !atomic_exchange(&vqp->last_wqe, true))
+		openrdma_async_event_post(vqp->base.obj.ctx, &ev);
+}
+
+/* The QP's state in the core, after a change the transport made. */
+void verbs_qp_state_set(struct verbs_qp *vqp, enum openrdma_qp_state state)
+{
+	openrdma_qp_state_set(&vqp->base, state);
+	last_wqe_emulate(vqp, state);
+}
+
+/*
+ * A CQ overrun breaks the QPs that complete on the CQ (IBTA 11.4.2.1:
+ * they enter ERR).  rxe and siw (Linux 6.1) only report CQ_ERR and leave
+ * them running, so the transport moves them.
+ */
+void verbs_qp_cq_overrun(struct verbs_ctx *vctx, struct verbs_cq *vcq)
+{
+	struct ibv_qp_attr ib = { .qp_state = IBV_QPS_ERR };
+	struct verbs_qp *vqp;
+	int ret;
+
+	pthread_mutex_lock(&vctx->cm_lock);
+	DL_FOREACH (vctx->qps, vqp) {
+		if (vqp->base.send_cq != &vcq->base &&
+		    vqp->base.recv_cq != &vcq->base)
+			continue;
+		ret = verbs_qp_move(vqp, &ib, IBV_QP_STATE);
+		if (ret)
+			openrdma_warn("verbs", "QP %u to ERR: %s",
+				      vqp->base.qp_num, openrdma_strerror(ret));
+	}
+	pthread_mutex_unlock(&vctx->cm_lock);
+}
+
+/*
+ * An RC request or receive that failed, other than by a flush, has moved
+ * its QP to ERR (IBTA 10.8.3.3).  rxe (Linux 6.1, rxe_comp.c COMPST_ERROR)
+ * queues the completion before it changes the QP's state, so a query
+ * right after the poll could still read RTS: the core's state follows the
+ * completion instead.  Only a connected QP's: one that has been moved on
+ * since (RESET, INIT) keeps its state.
+ */
+void verbs_qp_wc_errors(struct verbs_ctx *vctx, const struct openrdma_wc *wc,
+			int n)
+{
+	struct verbs_qp *vqp;
+	int i, state;
+
+	for (i = 0; i < n; i++) {
+		if (wc[i].status == OPENRDMA_WC_SUCCESS ||
+		    wc[i].status == OPENRDMA_WC_WR_FLUSH_ERR)
+			continue;
+		pthread_mutex_lock(&vctx->cm_lock);
+		DL_FOREACH (vctx->qps, vqp) {
+			if (vqp->base.qp_num != wc[i].qp_num)
+				continue;
+			state = atomic_load(&vqp->base.state);
+			if (vqp->base.qp_type == OPENRDMA_QPT_RC &&
+			    (state == OPENRDMA_QPS_RTR ||
+			     state == OPENRDMA_QPS_RTS ||
+			     state == OPENRDMA_QPS_SQD))
+				verbs_qp_state_set(vqp, OPENRDMA_QPS_ERR);
+			break;
+		}
+		pthread_mutex_unlock(&vctx->cm_lock);
+	}
 }
 
 /*
@@ -177,6 +290,20 @@ int verbs_qp_modify(struct openrdma_qp *qp, struct openrdma_qp_attr *attr,
 	     attr->qp_state == OPENRDMA_QPS_RTS) &&
 	    atomic_load(&qp->state) <= OPENRDMA_QPS_INIT)
 		return -OPENRDMA_EOPNOTSUPP;
+	/*
+	 * A device that ignores a move to RESET would report success and
+	 * keep the QP's requests: say that it cannot, as it cannot.
+	 */
+	if ((vqp->vctx->quirks & VERBS_QUIRK_NO_RESET) &&
+	    (attr_mask & OPENRDMA_QP_STATE) &&
+	    attr->qp_state == OPENRDMA_QPS_RESET &&
+	    atomic_load(&qp->state) != OPENRDMA_QPS_RESET) {
+		openrdma_dbg("verbs",
+			     "qp_modify: QP %u: %s cannot return a QP "
+			     "to RESET",
+			     qp->qp_num, vqp->vctx->ibctx->device->name);
+		return -OPENRDMA_EOPNOTSUPP;
+	}
 	ret = verbs_qp_attr_to_ibv(vqp->vctx, attr, attr_mask, &ib);
 	if (ret)
 		return ret;
@@ -188,7 +315,12 @@ int verbs_qp_modify(struct openrdma_qp *qp, struct openrdma_qp_attr *attr,
 			return ret;
 	}
 	ret = ibv_modify_qp(vqp->ibqp, &ib, attr_mask);
-	return verbs_ret(ret);
+	if (ret)
+		return verbs_ret(ret);
+	/* the core sets the state the application asked for */
+	if (attr_mask & OPENRDMA_QP_STATE)
+		last_wqe_emulate(vqp, attr->qp_state);
+	return 0;
 }
 
 int verbs_qp_query(struct openrdma_qp *qp, struct openrdma_qp_attr *attr,
@@ -207,7 +339,7 @@ int verbs_qp_query(struct openrdma_qp *qp, struct openrdma_qp_attr *attr,
 	 * broken connection); the core's state, which it reports, follows.
 	 */
 	if (ib.qp_state == IBV_QPS_ERR)
-		openrdma_qp_state_set(qp, OPENRDMA_QPS_ERR);
+		verbs_qp_state_set(vqp, OPENRDMA_QPS_ERR);
 	memset(attr, 0, sizeof(*attr));
 	attr->qp_state = (enum openrdma_qp_state)ib.qp_state;
 	attr->cur_qp_state = (enum openrdma_qp_state)ib.cur_qp_state;

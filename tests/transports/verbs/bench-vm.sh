@@ -11,9 +11,7 @@
 #   BENCH_DEV      device (default rxe0)       BENCH_GID   GID index (1)
 #   BENCH_ADDR     its IP address (192.168.77.1)
 #   BENCH_ITERS    iterations (default 2000)   BENCH_SIZE  latency size (8)
-#   BENCH_LOG      also written to this file (default vmlab-bench.log)
 set -u
-exec > >(tee "${BENCH_LOG:-vmlab-bench.log}") 2>&1
 dev=${BENCH_DEV:-rxe0}
 gid=${BENCH_GID:-1}
 addr=${BENCH_ADDR:-192.168.77.1}
@@ -32,9 +30,15 @@ perftest() {
 		> "/tmp/$tool.srv" 2>&1 &
 	local srv=$!
 	sleep 1
-	timeout 300 "$tool" -d "$dev" -x "$gid" -p $port -F "$@" "$addr" ||
-		status=1
+	timeout 300 "$tool" -d "$dev" -x "$gid" -p $port -F "$@" "$addr" \
+		> "/tmp/$tool.cli" 2>&1 || status=1
 	wait $srv || status=1
+	cat "/tmp/$tool.cli"
+	# perftest gives up ("inf") when it cannot time the CPU's clock
+	# under load; one more run then
+	if grep -q ' inf ' "/tmp/$tool.cli" && [ "${retry:-0}" = 0 ]; then
+		retry=1 perftest "$tool" "$@"
+	fi
 }
 
 # 64 KiB transfers: few enough to stay inside the demo's 10 s waits
@@ -43,6 +47,17 @@ bw_iters=$((iters / 10))
 perftest ib_send_lat -n "$iters" -s "$size"
 perftest ib_write_lat -n "$iters" -s "$size"
 perftest ib_write_bw -n "$bw_iters" -s 65536
+
+# the same three measurements through OpenRDMA (rdma_cm on the same device)
+echo "=== openrdma-perf -l -d $dev-1 -t lat_send,lat_write -n $iters -s $size"
+timeout 300 ./openrdma-perf -l -d "$dev-1" -t lat_send,lat_write \
+	-n "$iters" -s "$size" --no-progress || status=1
+echo "=== openrdma-perf -l -d $dev-1 -t bw_write -n $bw_iters -s 65536"
+timeout 300 ./openrdma-perf -l -d "$dev-1" -t bw_write -n "$bw_iters" \
+	-s 65536 --no-progress || status=1
+echo "=== it_pingpong -l -d $dev-1 -n $iters -s $size"
+timeout 300 ./examples/it_pingpong -l -d "$dev-1" -n "$iters" -s "$size" ||
+	status=1
 
 echo "=== openrdma_demo -l -d $dev-1 -n $iters -s $size"
 timeout 300 ./examples/openrdma_demo -l -d "$dev-1" -n "$iters" -s "$size" ||

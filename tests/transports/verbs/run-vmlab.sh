@@ -2,48 +2,92 @@
 # SPDX-License-Identifier: GPL-2.0-only OR MIT
 #
 # Runs in the vmlab guest, from the build directory (make check-vmlab):
-# the verbs transport's device tests and the conformance suite, once per
-# interface, each ending with Criterion's summary.
+# the verbs transport's device tests and the conformance suite on each
+# interface, the interfaces side by side (their devices are independent),
+# each one's output shown whole once it is done, then a summary with
+# Criterion's synthesis of every program.  Exit status 0 when all passed.
 #
 #   VERBS_VM_INTERFACES   interfaces to test (default: rxe0-1 siw0-1)
 #   VERBS_VM_MODES        conformance peer modes (default: local; also process)
 #   VERBS_VM_FILTER       Criterion --filter pattern for both programs
 #   VERBS_VM_TIMEOUT      seconds allowed to each program (default 600)
-#   VERBS_VM_LOG          also written to this file (default vmlab-verbs.log)
+#   VERBS_VM_BUDGET       seconds for the whole run (default none): each
+#                         program gets at most what is left of it
+#   VERBS_VM_SERIAL       1: one interface after the other
+#   VERBS_VM_CONFORMANCE  the suite's program (tests/conformance/conformance)
 set -u
-exec > >(tee "${VERBS_VM_LOG:-vmlab-verbs.log}") 2>&1
 interfaces=${VERBS_VM_INTERFACES:-rxe0-1 siw0-1}
 modes=${VERBS_VM_MODES:-local}
+conformance=${VERBS_VM_CONFORMANCE:-./tests/conformance/conformance}
 filter=()
 [ -n "${VERBS_VM_FILTER:-}" ] && filter=(--filter "$VERBS_VM_FILTER")
-status=0
-summary=()
+work=$(mktemp -d)
+start=$SECONDS
 
-run() { # label command...
-	local label=$1 rc
+# run LABEL COMMAND...: one program; its summary line goes to $sumfile
+run() {
+	local label=$1 limit=${VERBS_VM_TIMEOUT:-600} rc synth
 	shift
+	if [ -n "${VERBS_VM_BUDGET:-}" ] &&
+		[ $((VERBS_VM_BUDGET - (SECONDS - start))) -lt "$limit" ]; then
+		limit=$((VERBS_VM_BUDGET - (SECONDS - start)))
+	fi
 	echo "=== $label"
-	timeout "${VERBS_VM_TIMEOUT:-600}" "$@"
+	if [ "$limit" -le 0 ]; then
+		echo "$label: FAILED (not run: out of time)" >>"$sumfile"
+		return 1
+	fi
+	timeout "$limit" "$@" >"$work/out" 2>&1
 	rc=$?
-	[ $rc -eq 0 ] || status=1
-	summary+=("$label: $([ $rc -eq 0 ] && echo ok || echo "FAILED ($rc)")")
+	cat "$work/out"
+	synth=$(grep -a 'Synthesis:' "$work/out" | tail -1 |
+		sed 's/.*Synthesis: //')
+	case $rc in
+	0) echo "$label: ok: $synth" ;;
+	124) echo "$label: FAILED (timed out after ${limit}s) $synth" ;;
+	*) echo "$label: FAILED ($rc): $synth" ;;
+	esac >>"$sumfile"
+	return $rc
 }
 
-ibv_devices
-./registry/openrdma-info || status=1
-for ifc in $interfaces; do
+# one interface: the device tests, then the suite in each mode
+interface() {
+	local ifc=$1 status=0 mode
 	export OPENRDMA_TEST_INTERFACE=$ifc
 	run "$ifc device tests" ./tests/transports/verbs/test_verbs_device \
-		--jobs 1 "${filter[@]}"
-	if [ ! -x tests/conformance/conformance ]; then
-		summary+=("$ifc conformance: not built")
-		continue
+		--jobs 1 "${filter[@]}" || status=1
+	if [ ! -x "$conformance" ]; then
+		echo "$ifc conformance: FAILED (not built)" >>"$sumfile"
+		return 1
 	fi
 	for mode in $modes; do
 		OPENRDMA_TEST_MODE=$mode run "$ifc conformance ($mode)" \
-			./tests/conformance/conformance --jobs 1 "${filter[@]}"
+			"$conformance" --jobs 1 "${filter[@]}" || status=1
 	done
+	return $status
+}
+
+status=0
+ibv_devices
+./registry/openrdma-info || status=1
+for ifc in $interfaces; do
+	mkdir -p "$work/$ifc"
+	(
+		work=$work/$ifc
+		sumfile=$work/summary
+		interface "$ifc" >"$work/log" 2>&1
+		echo $? >"$work/rc"
+	) &
+	[ "${VERBS_VM_SERIAL:-0}" = 1 ] && wait
 done
-echo "=== summary"
-printf '%s\n' "${summary[@]}"
+wait
+for ifc in $interfaces; do
+	cat "$work/$ifc/log"
+	[ "$(cat "$work/$ifc/rc" 2>/dev/null)" = 0 ] || status=1
+done
+echo "=== summary ($((SECONDS - start))s)"
+for ifc in $interfaces; do
+	cat "$work/$ifc/summary"
+done
+rm -rf "$work"
 exit $status

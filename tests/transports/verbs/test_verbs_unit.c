@@ -126,10 +126,14 @@ Test(verbs_attr, roce_device)
 		OPENRDMA_DEVICE_MW_TYPE2 | OPENRDMA_DEVICE_SEND_INV |
 		OPENRDMA_DEVICE_ZERO_BASED | OPENRDMA_DEVICE_THREE_WAY |
 		OPENRDMA_DEVICE_RNR_RETRY | OPENRDMA_DEVICE_CROSS_PROCESS |
-		OPENRDMA_DEVICE_CROSS_HOST | OPENRDMA_DEVICE_PEER_CAN_READ_RMR;
+		OPENRDMA_DEVICE_CROSS_HOST | OPENRDMA_DEVICE_PEER_CAN_READ_RMR |
+		OPENRDMA_DEVICE_IMM | OPENRDMA_DEVICE_EXACT_ERRORS |
+		OPENRDMA_DEVICE_SOLICITED;
 
 	rxe_like(&dev, &port);
-	cr_assert_eq(verbs_device_quirks(&dev), 0);
+	cr_assert_eq(verbs_device_quirks(&dev),
+		     VERBS_QUIRK_KERNEL_WC_FLAGS | VERBS_QUIRK_NO_LAST_WQE |
+			     VERBS_QUIRK_LAX_ERRORS);
 	verbs_device_attr_fill(&dev, &port, false, 0, &attr);
 	cr_assert_str_eq(attr.transport, "verbs");
 	cr_assert_eq(attr.node_transport, OPENRDMA_NODE_IB);
@@ -156,7 +160,10 @@ Test(verbs_attr, iwarp_device)
 
 	siw_like(&dev, &port);
 	quirks = verbs_device_quirks(&dev);
-	cr_assert_eq(quirks, VERBS_QUIRK_NO_IOVA | VERBS_QUIRK_NO_SOLICITED);
+	cr_assert_eq(quirks, VERBS_QUIRK_NO_IOVA | VERBS_QUIRK_NO_SOLICITED |
+				     VERBS_QUIRK_NO_LAST_WQE |
+				     VERBS_QUIRK_NO_EMPTY_RECV |
+				     VERBS_QUIRK_NO_RESET);
 	verbs_device_attr_fill(&dev, &port, true, quirks, &attr);
 	cr_assert_eq(attr.node_transport, OPENRDMA_NODE_IWARP);
 	cr_assert_eq(attr.device_cap_flags,
@@ -166,9 +173,10 @@ Test(verbs_attr, iwarp_device)
 			     OPENRDMA_DEVICE_CROSS_HOST,
 		     "flags 0x%x", attr.device_cap_flags);
 	cr_assert_eq(attr.atomic_cap, OPENRDMA_ATOMIC_NONE);
-	/* 256 bytes of MPA private data less MPA v2's 4, less siw's u8 */
-	cr_assert_eq(attr.max_pdata_connect, 251);
-	cr_assert_eq(attr.max_pdata_accept, 251);
+	/* 256 bytes of MPA private data less MPA v2's 4, less siw's u8;
+	 * connect and accept less the QPN header too */
+	cr_assert_eq(attr.max_pdata_connect, 243);
+	cr_assert_eq(attr.max_pdata_accept, 243);
 	cr_assert_eq(attr.max_pdata_reject, 251);
 	cr_assert_eq(attr.max_pdata_disconnect, 0);
 	cr_assert_eq(attr.max_ud_msg_size, 0);

@@ -28,6 +28,16 @@ struct core_ctx *core_ctx_get(const struct openrdma_context *ctx)
 	return cc;
 }
 
+unsigned int core_ctx_count(void)
+{
+	unsigned int n;
+
+	pthread_rwlock_rdlock(&ctx_table_lock);
+	n = HASH_COUNT(ctx_table);
+	pthread_rwlock_unlock(&ctx_table_lock);
+	return n;
+}
+
 static void ctx_table_add(struct core_ctx *cc)
 {
 	pthread_rwlock_wrlock(&ctx_table_lock);

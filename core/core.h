@@ -39,6 +39,8 @@ struct core_ctx {
 
 /* The core state of a context that passed core_obj_check(); never NULL. */
 struct core_ctx *core_ctx_get(const struct openrdma_context *ctx);
+/* How many contexts are open (the library may be torn down at none). */
+unsigned int core_ctx_count(void);
 
 static inline const struct openrdma_device_attr *
 core_attr(const struct openrdma_context *ctx)

@@ -433,6 +433,22 @@ void core_param_scope_clear(void)
 	pthread_mutex_unlock(&param_lock);
 }
 
+void core_param_fini(void)
+{
+	struct param_intern *in, *itmp;
+	struct param_entry *e, *tmp;
+
+	pthread_mutex_lock(&param_lock);
+	LL_FOREACH_SAFE (param_order, e, tmp)
+		entry_del(e);
+	param_core_ready = false;
+	HASH_ITER (hh, param_interned, in, itmp) {
+		HASH_DEL(param_interned, in);
+		free(in);
+	}
+	pthread_mutex_unlock(&param_lock);
+}
+
 bool core_param_declared(const char *scope, const char *name)
 {
 	bool found;

@@ -31,6 +31,11 @@ int core_param_scope_add(const char *scope,
 			 const struct openrdma_param_def *defs);
 /* Forgets every transport scope (registry teardown). */
 void core_param_scope_clear(void);
+/*
+ * Forgets every declaration and interned value, which invalidates the
+ * strings lookups returned: only when the library is being unloaded.
+ */
+void core_param_fini(void);
 /* True if scope.name (or name, for scope NULL) is declared. */
 bool core_param_declared(const char *scope, const char *name);
 

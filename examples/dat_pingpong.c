@@ -11,7 +11,7 @@
  *   cc dat_pingpong.c -ldat2
  *
  * Server:  dat_pingpong -P ofa-openrdma-tcp0 -s
- * Client:  dat_pingpong -P ofa-openrdma-tcp0 -h <server address>
+ * Client:  dat_pingpong -P ofa-openrdma-tcp0 -h <the address it prints>
  * Both in one process (any interface, self0 included):
  *          dat_pingpong -P ofa-openrdma-self0 -l
  *
@@ -53,6 +53,7 @@ struct side {
 	DAT_LMR_CONTEXT lctx;
 	DAT_RMR_CONTEXT rctx;
 	DAT_RMR_TRIPLET peer; /* the other side's buffer, for RDMA */
+	int sending; /* a send's completion is yet to be taken */
 };
 
 struct app {
@@ -167,15 +168,31 @@ static int post_recv(struct app *a, struct side *s)
 	return 0;
 }
 
-static int send_and_complete(struct app *a, struct side *s, uint32_t len)
+/* Takes the completion of the send in flight. */
+static int send_done(struct side *s)
+{
+	DAT_EVENT ev;
+
+	s->sending = 0;
+	return expect(s->sevd, DAT_DTO_COMPLETION_EVENT, &ev);
+}
+
+/*
+ * Posts a send of the first len bytes of the buffer.  Its completion is
+ * taken before the next send, not right away: a transport may
+ * acknowledge a message only with its next one to us.
+ */
+static int send_msg(struct side *s, uint32_t len)
 {
 	DAT_LMR_TRIPLET l = seg(s, 0, len);
 	DAT_DTO_COOKIE c;
-	DAT_EVENT ev;
 
+	if (s->sending && send_done(s))
+		return -1;
 	c.as_64 = 1;
 	CHECK(dat_ep_post_send(s->ep, 1, &l, c, DAT_COMPLETION_DEFAULT_FLAG));
-	return expect(s->sevd, DAT_DTO_COMPLETION_EVENT, &ev);
+	s->sending = 1;
+	return 0;
 }
 
 static int recv_complete(struct side *s)
@@ -212,6 +229,19 @@ static int resolve(const char *host, struct sockaddr_storage *ss)
 	return 0;
 }
 
+/* The numeric host of an IA address, for the client's -h. */
+static const char *address(DAT_IA_ADDRESS_PTR sa, char *host, size_t len)
+{
+	socklen_t salen = sa->sa_family == AF_INET6 ?
+				  sizeof(struct sockaddr_in6) :
+				  sizeof(struct sockaddr_in);
+
+	if (getnameinfo(sa, salen, host, (socklen_t)len, NULL, 0,
+			NI_NUMERICHOST))
+		snprintf(host, len, "(family %d)", sa->sa_family);
+	return host;
+}
+
 /*
  * Tells the peer where this side's receive half is: the RDMA target.
  * The message goes through the receive buffer the peer posted.
@@ -225,13 +255,13 @@ static int exchange_rmr(struct app *a, struct side *s, int first)
 	mine.rmr_context = s->rctx;
 	if (first) {
 		memcpy(s->buf, &mine, sizeof(mine));
-		if (send_and_complete(a, s, sizeof(mine)) || recv_complete(s))
+		if (send_msg(s, sizeof(mine)) || recv_complete(s))
 			return -1;
 	} else {
 		if (recv_complete(s))
 			return -1;
 		memcpy(s->buf, &mine, sizeof(mine));
-		if (send_and_complete(a, s, sizeof(mine)))
+		if (send_msg(s, sizeof(mine)))
 			return -1;
 	}
 	memcpy(&s->peer, s->buf + a->o.size, sizeof(s->peer));
@@ -242,10 +272,9 @@ static int exchange_rmr(struct app *a, struct side *s, int first)
 static int round_trip(struct app *a, struct side *s, int ping)
 {
 	if (ping)
-		return send_and_complete(a, s, a->o.size) || recv_complete(s) ||
+		return send_msg(s, a->o.size) || recv_complete(s) ||
 		       post_recv(a, s);
-	return recv_complete(s) || post_recv(a, s) ||
-	       send_and_complete(a, s, a->o.size);
+	return recv_complete(s) || post_recv(a, s) || send_msg(s, a->o.size);
 }
 
 static int rdma_round_trip(struct app *a, struct side *s)
@@ -254,6 +283,8 @@ static int rdma_round_trip(struct app *a, struct side *s)
 	DAT_DTO_COOKIE c;
 	DAT_EVENT ev;
 
+	if (s->sending && send_done(s))
+		return -1;
 	c.as_64 = 2;
 	CHECK(dat_ep_post_rdma_write(s->ep, 1, &l, c, &s->peer,
 				     DAT_COMPLETION_DEFAULT_FLAG));
@@ -293,8 +324,8 @@ static int loopback_run(struct app *a)
 	c->peer = t;
 	t0 = now_us();
 	for (i = 0; i < a->o.iters; i++) {
-		if (send_and_complete(a, c, a->o.size) || recv_complete(srv) ||
-		    post_recv(a, srv) || send_and_complete(a, srv, a->o.size) ||
+		if (send_msg(c, a->o.size) || recv_complete(srv) ||
+		    post_recv(a, srv) || send_msg(srv, a->o.size) ||
 		    recv_complete(c) || post_recv(a, c))
 			return -1;
 	}
@@ -327,7 +358,7 @@ static int remote_run(struct app *a, struct side *s)
 			return -1;
 	report(a, "rdma", now_us() - t0);
 	/* tell the server we are done */
-	return send_and_complete(a, s, 1);
+	return send_msg(s, 1) || send_done(s);
 }
 
 static int run(struct app *a)
@@ -336,6 +367,7 @@ static int run(struct app *a)
 	DAT_IA_ADDRESS_PTR addr = (DAT_IA_ADDRESS_PTR)&peer;
 	DAT_IA_ATTR attr;
 	DAT_PROVIDER_ATTR pattr;
+	char host[NI_MAXHOST];
 	int server_side = a->o.server || a->o.loopback;
 	int client_side = !a->o.server || a->o.loopback;
 
@@ -352,8 +384,10 @@ static int run(struct app *a)
 				     DAT_EVD_CR_FLAG, &a->cr_evd));
 		CHECK(dat_psp_create(a->ia, a->o.qual, a->cr_evd,
 				     DAT_PSP_CONSUMER_FLAG, &a->psp));
-		printf("listening on %s, connection qualifier %" PRIu64 "\n",
-		       a->o.provider, (uint64_t)a->o.qual);
+		printf("listening on %s address %s, connection qualifier "
+		       "%" PRIu64 "\n",
+		       a->o.provider, address(a->ia_addr, host, sizeof(host)),
+		       (uint64_t)a->o.qual);
 		fflush(stdout);
 	}
 	if (client_side) {
@@ -382,7 +416,9 @@ static int run(struct app *a)
 	if (remote_run(a, &a->side[a->o.server ? 1 : 0]))
 		return -1;
 	/* the server waits for the client's last message, then closes */
-	return a->o.server ? recv_complete(&a->side[1]) : 0;
+	if (a->o.server)
+		return recv_complete(&a->side[1]) || send_done(&a->side[1]);
+	return 0;
 }
 
 static void side_close(struct side *s)
@@ -423,11 +459,13 @@ static void usage(void)
 		"[-n ITERS] [-S SIZE]\n"
 		"  -P IA     the IA name in the DAT registry "
 		"(ofa-openrdma-<interface>)\n"
-		"  -s        server; -h HOST: client of the server at HOST;\n"
+		"  -s        server (prints its IA address)\n"
+		"  -h HOST   client of the server whose IA address is HOST\n"
 		"  -l        both in this process\n"
 		"  -q QUAL   connection qualifier (default %d)\n"
 		"  -n ITERS  round trips (default 1000)\n"
-		"  -S SIZE   message size in bytes (default 64)\n",
+		"  -S SIZE   message size in bytes, alike on both sides "
+		"(default 64)\n",
 		DEFAULT_QUAL);
 }
 

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,12 @@ struct conf_diag {
 	char msg[];
 };
 
-static pthread_once_t conf_once = PTHREAD_ONCE_INIT;
+/*
+ * Read on first use; readers then go without the lock, as the lists do
+ * not change until registry_conf_fini(), which runs when nothing else can.
+ */
+static pthread_mutex_t conf_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool conf_loaded;
 static struct conf_setting *conf_settings;
 static struct registry_conf_iface *conf_ifaces;
 
@@ -122,6 +128,14 @@ static bool key_valid(char *key)
 	return ok;
 }
 
+static void setting_free(struct conf_setting *s)
+{
+	free(s->key);
+	free(s->value);
+	free(s->origin);
+	free(s);
+}
+
 static void setting_parse(char *line, const char *origin)
 {
 	struct conf_setting *s, *old;
@@ -165,19 +179,13 @@ static void setting_parse(char *line, const char *origin)
 	HASH_FIND_STR(conf_settings, key, old);
 	if (old) {
 		HASH_DEL(conf_settings, old);
-		free(old->key);
-		free(old->value);
-		free(old->origin);
-		free(old);
+		setting_free(old);
 	}
 	HASH_ADD_KEYPTR(hh, conf_settings, s->key, strlen(s->key), s);
 	return;
 
 err_free:
-	free(s->key);
-	free(s->value);
-	free(s->origin);
-	free(s);
+	setting_free(s);
 err:
 	diag(OPENRDMA_LOG_ERROR, origin, "out of memory; line skipped");
 }
@@ -376,7 +384,7 @@ static void dropins_read(const char *conf_path)
 	free(names);
 }
 
-static void conf_load(void)
+static void conf_read(void)
 {
 	const char *path, *source;
 
@@ -387,13 +395,51 @@ static void conf_load(void)
 	dropins_read(path);
 }
 
+static void conf_load(void)
+{
+	if (atomic_load_explicit(&conf_loaded, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&conf_lock);
+	if (!atomic_load_explicit(&conf_loaded, memory_order_relaxed)) {
+		conf_read();
+		atomic_store_explicit(&conf_loaded, true, memory_order_release);
+	}
+	pthread_mutex_unlock(&conf_lock);
+}
+
+void registry_conf_fini(void)
+{
+	struct registry_conf_iface *ifc, *itmp;
+	struct conf_setting *s, *stmp;
+	struct conf_diag *d, *dtmp;
+
+	pthread_mutex_lock(&conf_lock);
+	HASH_ITER (hh, conf_settings, s, stmp) {
+		HASH_DEL(conf_settings, s);
+		setting_free(s);
+	}
+	LL_FOREACH_SAFE (conf_ifaces, ifc, itmp) {
+		LL_DELETE(conf_ifaces, ifc);
+		iface_free(ifc);
+	}
+	atomic_store_explicit(&conf_loaded, false, memory_order_release);
+	pthread_mutex_unlock(&conf_lock);
+
+	pthread_mutex_lock(&diag_lock);
+	LL_FOREACH_SAFE (diags, d, dtmp) {
+		LL_DELETE(diags, d);
+		free(d);
+	}
+	pthread_mutex_unlock(&diag_lock);
+}
+
 const char *registry_conf_value(const char *scope, const char *name,
 				const char **origin_out)
 {
 	char key[CORE_PARAM_SCOPE_MAX + CORE_PARAM_NAME_MAX + 2];
 	struct conf_setting *s;
 
-	pthread_once(&conf_once, conf_load);
+	conf_load();
 	if (scope)
 		snprintf(key, sizeof(key), "%s.%s", scope, name);
 	else
@@ -408,7 +454,7 @@ const char *registry_conf_value(const char *scope, const char *name,
 
 const struct registry_conf_iface *registry_conf_interfaces(void)
 {
-	pthread_once(&conf_once, conf_load);
+	conf_load();
 	return conf_ifaces;
 }
 
@@ -417,7 +463,7 @@ void registry_conf_check_scope(const char *scope)
 	size_t len = strlen(scope);
 	struct conf_setting *s, *tmp;
 
-	pthread_once(&conf_once, conf_load);
+	conf_load();
 	HASH_ITER (hh, conf_settings, s, tmp) {
 		if (strncmp(s->key, scope, len) || s->key[len] != '.')
 			continue;

@@ -2,7 +2,8 @@
 /*
  * The config file (openrdma_config(5)): parameter settings and interface
  * lines, plus the interfaces.d/ drop-ins next to it.  Read once, on first
- * use, and immutable afterwards, so the strings it hands out stay valid.
+ * use, and immutable afterwards, so the strings it hands out stay valid
+ * until registry_conf_fini().
  */
 #ifndef REGISTRY_CONF_H
 #define REGISTRY_CONF_H
@@ -36,5 +37,11 @@ void registry_conf_check_scope(const char *scope);
  * by itself, because the logger reads its own settings through it.
  */
 void registry_conf_report(void);
+/*
+ * Frees what was read, and the problems not yet reported; the next use
+ * reads the files again.  Only when nothing holds a string of it: after
+ * registry_fini() and core_param_fini(), as the library is unloaded.
+ */
+void registry_conf_fini(void);
 
 #endif /* REGISTRY_CONF_H */

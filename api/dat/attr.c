@@ -96,12 +96,11 @@ static void pattr_add(struct datp_ia *ia, const char *name, const char *value)
 	ia->num_pattr++;
 }
 
-/* A value that must be formatted, kept in the IA. */
-static const char *pattr_value(struct datp_ia *ia, int slot, const char *fmt,
-			       const char *arg)
+/* A copy kept in the IA: the attribute list points into it. */
+static const char *pattr_value(struct datp_ia *ia, int slot, const char *value)
 {
-	snprintf(ia->pattr_values[slot], sizeof(ia->pattr_values[slot]), fmt,
-		 arg);
+	snprintf(ia->pattr_values[slot], sizeof(ia->pattr_values[slot]), "%s",
+		 value);
 	return ia->pattr_values[slot];
 }
 
@@ -124,10 +123,9 @@ void datp_pattr_init(struct datp_ia *ia)
 	pattr_add(ia, DAT_IB_ATTR_COUNTERS, "TRUE");
 	pattr_add(ia, "DAT_IB_PROVIDER_NAME", "OpenRDMA");
 	pattr_add(ia, "DAT_IB_DEVICE_NAME",
-		  pattr_value(ia, 0, "%s", ia->entry->iface));
-	pattr_add(ia, "DAT_IB_TRANSPORT",
-		  pattr_value(ia, 1, "%s", d->transport));
-	pattr_add(ia, "DAT_IB_TRANSPORT_MTU", pattr_value(ia, 2, "%s", mtu));
+		  pattr_value(ia, 0, ia->entry->iface));
+	pattr_add(ia, "DAT_IB_TRANSPORT", pattr_value(ia, 1, d->transport));
+	pattr_add(ia, "DAT_IB_TRANSPORT_MTU", pattr_value(ia, 2, mtu));
 	pattr_add(ia, "DAT_IB_PORT_STATUS",
 		  ia->port_attr.state == OPENRDMA_PORT_ACTIVE ? "ACTIVE" :
 								"DOWN");

@@ -237,18 +237,39 @@ DAT_RETURN datp_cno_free(DAT_CNO_HANDLE cno_handle)
 	return DAT_SUCCESS;
 }
 
+/*
+ * The checks that wait and trigger share: the CNO, and the output for
+ * the EVD (argument number arg).  NULL, with *ret set, when one fails.
+ */
+static struct datp_cno *cno_args(DAT_CNO_HANDLE cno_handle,
+				 const DAT_EVD_HANDLE *evd_handle,
+				 DAT_RETURN_SUBTYPE arg, DAT_RETURN *ret,
+				 const char *fn)
+{
+	struct datp_cno *cno = datp_cno_get(cno_handle);
+
+	if (!cno)
+		*ret = datp_fail(-OPENRDMA_EBADHANDLE, DAT_INVALID_HANDLE_CNO,
+				 fn, "cno %p", cno_handle);
+	else if (!evd_handle)
+		*ret = datp_fail(-OPENRDMA_EINVAL, arg, fn, "evd_handle: NULL");
+	else
+		return cno;
+	return NULL;
+}
+
 DAT_RETURN datp_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout,
 			 DAT_EVD_HANDLE *evd_handle)
 {
-	struct datp_cno *cno = datp_cno_get(cno_handle);
 	struct core_evd *member;
+	struct datp_cno *cno;
+	DAT_RETURN dret;
 	int ret;
 
+	cno = cno_args(cno_handle, evd_handle, DAT_INVALID_ARG3, &dret,
+		       __func__);
 	if (!cno)
-		return DATP_HANDLE(DAT_INVALID_HANDLE_CNO, "cno %p",
-				   cno_handle);
-	if (!evd_handle)
-		return DATP_ARG(DAT_INVALID_ARG3, "evd_handle: NULL");
+		return dret;
 	datp_obj_hold(&cno->obj);
 	ret = core_evd_notify_wait(cno->aevd,
 				   timeout == DAT_TIMEOUT_INFINITE ?
@@ -271,15 +292,15 @@ DAT_RETURN datp_cno_wait(DAT_CNO_HANDLE cno_handle, DAT_TIMEOUT timeout,
 DAT_RETURN datp_cno_trigger(DAT_CNO_HANDLE cno_handle,
 			    DAT_EVD_HANDLE *evd_handle)
 {
-	struct datp_cno *cno = datp_cno_get(cno_handle);
 	struct core_evd *member;
+	struct datp_cno *cno;
+	DAT_RETURN dret;
 	int ret;
 
+	cno = cno_args(cno_handle, evd_handle, DAT_INVALID_ARG2, &dret,
+		       __func__);
 	if (!cno)
-		return DATP_HANDLE(DAT_INVALID_HANDLE_CNO, "cno %p",
-				   cno_handle);
-	if (!evd_handle)
-		return DATP_ARG(DAT_INVALID_ARG2, "evd_handle: NULL");
+		return dret;
 	ret = core_evd_notify_dequeue(cno->aevd, &member);
 	if (ret)
 		return datp_ret(ret, DAT_NO_SUBTYPE);

@@ -12,8 +12,10 @@
  */
 #include "config.h"
 
-#include <arpa/inet.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include <openrdma/errno.h>
 #include <openrdma/log.h>
@@ -22,23 +24,6 @@
 #include "api/dat/slots.h"
 
 #define QUAL_MAX 0xffffu
-
-static uint16_t addr_port(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
-	if (ss->ss_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
-	return 0;
-}
-
-static void addr_set_port(struct sockaddr_storage *ss, uint16_t port)
-{
-	if (ss->ss_family == AF_INET)
-		((struct sockaddr_in *)ss)->sin_port = htons(port);
-	else if (ss->ss_family == AF_INET6)
-		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
-}
 
 /* A consumer's socket address, copied; -EINVAL unless IPv4 or IPv6. */
 static int addr_copy(const DAT_SOCK_ADDR *sa, struct sockaddr_storage *ss)
@@ -89,15 +74,23 @@ static int ep_event(struct datp_ep *ep, const struct openrdma_cm_event *ev,
 	const void *pd = ev->param.private_data;
 	int len = ev->param.private_data_len;
 	bool accepting = state == DAT_EP_STATE_COMPLETION_PENDING;
+	int from = (int)state;
 
 	if (ep->kind == DATP_EP_UD)
 		return datp_ud_answer(ep, ev, out);
+	/* an attempt that timed out or was abandoned: the CM's word is late */
+	if (state == DAT_EP_STATE_DISCONNECTED)
+		return CORE_EVD_SKIP;
 
 	switch (ev->event) {
 	case OPENRDMA_CM_EVENT_ESTABLISHED:
-		if (ep->active && addr_port(&ev->dst_addr))
-			ep->local_port = addr_port(&ev->dst_addr);
-		atomic_store(&ep->state, DAT_EP_STATE_CONNECTED);
+		/* a consumer's abort may race with this: it wins */
+		if (!atomic_compare_exchange_strong(&ep->state, &from,
+						    DAT_EP_STATE_CONNECTED))
+			return CORE_EVD_SKIP;
+		datp_ep_timer_stop(ep);
+		if (ep->active && datp_addr_port(&ev->dst_addr))
+			ep->local_port = datp_addr_port(&ev->dst_addr);
 		datp_ep_count(ep, DCNT_EP_CONNECT, 0);
 		datp_ia_count(ep->obj.ia, ep->active ? DCNT_IA_CM_ACTIVE_EST :
 						       DCNT_IA_CM_PASSIVE_EST);
@@ -229,6 +222,78 @@ int datp_cm_convert(void *arg, const struct openrdma_cm_event *ev, void *rec,
 	}
 }
 
+/* ------------------------------------------------------------ timeout */
+
+/*
+ * On the dispatcher: the connect timeout expired.  Only the state moves
+ * here (the EP's lock is the consumer's); the CM id goes when the
+ * consumer resets or frees the EP, as DAT requires after TIMED_OUT.
+ */
+static void connect_timeout(void *arg)
+{
+	struct datp_ep *ep = arg;
+	int expected = DAT_EP_STATE_ACTIVE_CONNECTION_PENDING;
+	uint64_t n;
+	DAT_EVENT ev;
+
+	if (read(ep->timer_fd, &n, sizeof(n)) != (ssize_t)sizeof(n))
+		return;
+	if (!atomic_compare_exchange_strong(&ep->state, &expected,
+					    DAT_EP_STATE_DISCONNECTED))
+		return;
+	openrdma_dbg("dat", "ep %p: connect timed out", (void *)ep);
+	datp_ia_count(ep->obj.ia, DCNT_IA_CM_ERR);
+	conn_event(&ev, DAT_CONNECTION_EVENT_TIMED_OUT, ep, NULL, NULL, 0);
+	if (ep->conn_evd && datp_evd_post(ep->conn_evd, &ev))
+		openrdma_dbg("dat", "ep %p: TIMED_OUT event lost", (void *)ep);
+}
+
+/* Under the EP's lock: the attempt fails after timeout microseconds. */
+static int timer_arm(struct datp_ep *ep, DAT_TIMEOUT timeout)
+{
+	struct itimerspec its = { 0 };
+	int ret;
+
+	if (ep->timer_fd < 0) {
+		ep->timer_fd = timerfd_create(CLOCK_MONOTONIC,
+					      TFD_NONBLOCK | TFD_CLOEXEC);
+		if (ep->timer_fd < 0)
+			return -errno;
+		ret = core_disp_watch(ep->timer_fd, connect_timeout, ep,
+				      &ep->timer_watch);
+		if (ret) {
+			close(ep->timer_fd);
+			ep->timer_fd = -1;
+			return ret;
+		}
+	}
+	/* 0 would disarm: the shortest wait is a nanosecond */
+	its.it_value.tv_sec = (time_t)(timeout / 1000000);
+	its.it_value.tv_nsec = (long)(timeout % 1000000) * 1000 + 1;
+	if (timerfd_settime(ep->timer_fd, 0, &its, NULL))
+		return -errno;
+	return 0;
+}
+
+void datp_ep_timer_stop(struct datp_ep *ep)
+{
+	struct itimerspec its = { 0 };
+
+	if (ep->timer_fd >= 0)
+		timerfd_settime(ep->timer_fd, 0, &its, NULL);
+}
+
+void datp_ep_timer_free(struct datp_ep *ep)
+{
+	if (ep->timer_fd < 0)
+		return;
+	/* waits out a running connect_timeout() */
+	core_disp_unwatch(ep->timer_watch);
+	close(ep->timer_fd);
+	ep->timer_fd = -1;
+	ep->timer_watch = NULL;
+}
+
 /* ------------------------------------------------------------ connect */
 
 DAT_RETURN datp_ep_can_send(struct datp_ep *ep, const char *fn)
@@ -289,6 +354,7 @@ static DAT_RETURN ep_connect_to(struct datp_ep *ep,
 	struct datp_ia *ia = ep->obj.ia;
 	struct openrdma_conn_param param;
 	struct sockaddr_storage local;
+	DAT_PORT_QUAL no_port = 0;
 	struct openrdma_cm_id *id;
 	DAT_EP_STATE state;
 	DAT_RETURN dret;
@@ -337,12 +403,22 @@ static DAT_RETURN ep_connect_to(struct datp_ep *ep,
 		goto out;
 	}
 	ep->cm_id = id;
-	/* before the call: its outcome may be converted before it returns */
+	/* before the call: its outcome may be converted before it returns
+	 * (and stops the timer) */
 	atomic_store(&ep->state, DAT_EP_STATE_ACTIVE_CONNECTION_PENDING);
+	/* without a timer the transport's own retries bound the wait */
+	if (timeout != DAT_TIMEOUT_INFINITE) {
+		ret = timer_arm(ep, timeout);
+		if (ret)
+			openrdma_warn("dat", "connect timer: %s",
+				      openrdma_strerror(ret));
+	}
 	conn_param(ep, pdata, len, &param);
+	atomic_store(&ep->local_port, no_port);
 	ret = openrdma_cm_connect(id, ep->qp, (const struct sockaddr *)dst,
 				  &param);
 	if (ret) {
+		datp_ep_timer_stop(ep);
 		atomic_store(&ep->state, DAT_EP_STATE_UNCONNECTED);
 		ep->cm_id = NULL;
 		datp_cmref_drop(ia, id, false);
@@ -350,8 +426,10 @@ static DAT_RETURN ep_connect_to(struct datp_ep *ep,
 				 "cm_connect");
 		goto out;
 	}
+	/* the established connection's own word wins */
 	if (!openrdma_cm_local_addr(id, &local))
-		ep->local_port = addr_port(&local);
+		atomic_compare_exchange_strong(&ep->local_port, &no_port,
+					       datp_addr_port(&local));
 	datp_ia_count(ia, DCNT_IA_CM_REQ_TX);
 	dret = DAT_SUCCESS;
 out:
@@ -404,7 +482,7 @@ datp_ep_connect(DAT_EP_HANDLE ep_handle, DAT_IA_ADDRESS_PTR remote_ia_address,
 			    DAT_CONNECT_MULTIPATH_REQUIRED_FLAG))
 		return DATP_ARG(DAT_INVALID_ARG8, "connect_flags 0x%x",
 				connect_flags);
-	addr_set_port(&dst, (uint16_t)remote_conn_qual);
+	datp_addr_set_port(&dst, (uint16_t)remote_conn_qual);
 	return ep_connect_to(ep, &dst, remote_conn_qual, timeout,
 			     private_data_size, private_data, __func__);
 }
@@ -423,13 +501,13 @@ DAT_RETURN datp_ep_common_connect(DAT_EP_HANDLE ep_handle,
 		return DATP_HANDLE(DAT_INVALID_HANDLE_EP, "ep %p", ep_handle);
 	if (!remote_ia_address)
 		return DATP_ARG(DAT_INVALID_ARG2, "remote_ia_address: NULL");
-	if (addr_copy(remote_ia_address, &dst) || !addr_port(&dst))
+	if (addr_copy(remote_ia_address, &dst) || !datp_addr_port(&dst))
 		return bad_address(remote_ia_address, __func__);
 	ret = connect_common_args(ep, private_data_size, private_data,
 				  DAT_INVALID_ARG4, __func__);
 	if (ret != DAT_SUCCESS)
 		return ret;
-	return ep_connect_to(ep, &dst, addr_port(&dst), timeout,
+	return ep_connect_to(ep, &dst, datp_addr_port(&dst), timeout,
 			     private_data_size, private_data, __func__);
 }
 
@@ -486,6 +564,7 @@ void datp_ep_cm_release(struct datp_ep *ep)
 	struct openrdma_cm_id *id = ep->cm_id;
 	int expected = DAT_EP_STATE_CONNECTED;
 
+	datp_ep_timer_stop(ep);
 	if (!id)
 		return;
 	if (atomic_compare_exchange_strong(&ep->state, &expected,
@@ -499,14 +578,21 @@ void datp_ep_cm_release(struct datp_ep *ep)
 static void connect_abort(struct datp_ep *ep)
 {
 	DAT_EVENT ev = { 0 };
+	int state = atomic_load(&ep->state);
 
+	datp_ep_timer_stop(ep);
 	if (ep->cm_id) {
 		openrdma_cm_disconnect(ep->cm_id, NULL, 0);
 		datp_cmref_drop(ep->obj.ia, ep->cm_id, false);
 		ep->cm_id = NULL;
 	}
 	qp_to_error(ep);
-	atomic_store(&ep->state, DAT_EP_STATE_DISCONNECTED);
+	/* the timer may have ended the attempt and said so already */
+	do {
+		if (state == DAT_EP_STATE_DISCONNECTED)
+			return;
+	} while (!atomic_compare_exchange_weak(&ep->state, &state,
+					       DAT_EP_STATE_DISCONNECTED));
 	if (ep->conn_evd) {
 		conn_event(&ev, DAT_CONNECTION_EVENT_DISCONNECTED, ep, NULL,
 			   NULL, 0);

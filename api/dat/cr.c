@@ -6,7 +6,6 @@
  */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,13 +18,6 @@
 struct datp_cr *datp_cr_get(DAT_CR_HANDLE handle)
 {
 	return (struct datp_cr *)datp_obj_get(handle, DATP_CR);
-}
-
-static DAT_PORT_QUAL addr_port(const struct sockaddr_storage *ss)
-{
-	return ss->ss_family == AF_INET6 ?
-		       ntohs(((const struct sockaddr_in6 *)ss)->sin6_port) :
-		       ntohs(((const struct sockaddr_in *)ss)->sin_port);
 }
 
 /* Where a request for an RSP or a provider-flagged PSP goes. */
@@ -70,7 +62,7 @@ int datp_cr_create(struct datp_ia *ia, struct datp_sp *sp,
 	cr->id = ev->id;
 	cr->conn_qual = sp->conn_qual;
 	cr->remote_addr = ev->src_addr;
-	cr->remote_port = addr_port(&ev->src_addr);
+	cr->remote_port = datp_addr_port(&ev->src_addr);
 	cr->ud = datp_ud_parse(cr, pd, len, &pd, &len);
 	memcpy(cr->pdata, pd, (size_t)len);
 	cr->pdata_len = len;

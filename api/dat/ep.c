@@ -213,21 +213,6 @@ static int qp_init_state(struct datp_ep *ep)
 				  OPENRDMA_QP_STATE | OPENRDMA_QP_SQ_PSN);
 }
 
-/* A QP with unread async events or completions is busy for a moment. */
-static void qp_destroy(struct openrdma_qp *qp)
-{
-	int ret, tries;
-
-	for (tries = 0; tries < 1000; tries++) {
-		ret = openrdma_qp_destroy(qp);
-		if (ret != -OPENRDMA_EBUSY)
-			break;
-		usleep(1000);
-	}
-	if (ret)
-		openrdma_warn("dat", "qp_destroy: %s", openrdma_strerror(ret));
-}
-
 static void ep_qp_forget(struct datp_ep *ep)
 {
 	struct datp_ia *ia = ep->obj.ia;
@@ -300,7 +285,7 @@ int datp_ep_qp_make(struct datp_ep *ep)
 	return 0;
 
 err_qp:
-	qp_destroy(ep->qp);
+	datp_qp_destroy(ep->qp);
 	ep->qp = NULL;
 err_rq:
 	datp_rq_fini(&ep->rq);
@@ -314,7 +299,7 @@ static void ep_qp_free(struct datp_ep *ep)
 	if (!ep->qp)
 		return;
 	ep_qp_forget(ep);
-	qp_destroy(ep->qp);
+	datp_qp_destroy(ep->qp);
 	ep->qp = NULL;
 	datp_rq_fini(&ep->rq);
 	datp_sq_fini(&ep->sq);
@@ -400,6 +385,7 @@ static int ep_alloc(struct datp_ia *ia, struct datp_ep **ep_out)
 		return ret;
 	}
 	ep->obj.ia = ia;
+	ep->timer_fd = -1;
 	ep->soft_hw = DAT_WATERMARK_INFINITE;
 	ep->hard_hw = DAT_WATERMARK_INFINITE;
 	ep->qkey = EP_UD_QKEY;
@@ -473,21 +459,17 @@ static DAT_RETURN ep_create(DAT_IA_HANDLE ia_handle, DAT_PZ_HANDLE pz_handle,
 					 DAT_INVALID_HANDLE_PZ, fn, "pz %p",
 					 pz_handle);
 	}
-	dret = datp_evd_arg(recv_evd_handle, DAT_EVD_DTO_FLAG,
+	dret = datp_evd_arg(ia, recv_evd_handle, DAT_EVD_DTO_FLAG,
 			    DAT_INVALID_HANDLE_EVD_RECV, fn, &recv);
 	if (dret == DAT_SUCCESS)
-		dret = datp_evd_arg(request_evd_handle, DAT_EVD_DTO_FLAG,
+		dret = datp_evd_arg(ia, request_evd_handle, DAT_EVD_DTO_FLAG,
 				    DAT_INVALID_HANDLE_EVD_REQUEST, fn, &req);
 	if (dret == DAT_SUCCESS)
-		dret = datp_evd_arg(connect_evd_handle, DAT_EVD_CONNECTION_FLAG,
+		dret = datp_evd_arg(ia, connect_evd_handle,
+				    DAT_EVD_CONNECTION_FLAG,
 				    DAT_INVALID_HANDLE_EVD_CONN, fn, &conn);
 	if (dret != DAT_SUCCESS)
 		return dret;
-	if ((recv && recv->obj.ia != ia) || (req && req->obj.ia != ia) ||
-	    (conn && conn->obj.ia != ia))
-		return datp_fail(-OPENRDMA_EBADHANDLE,
-				 DAT_INVALID_HANDLE_EVD_RECV, fn,
-				 "an EVD of another IA");
 	if (srq_handle) {
 		srq = datp_srq_get(srq_handle);
 		if (!srq || srq->obj.ia != ia)
@@ -672,21 +654,21 @@ static DAT_RETURN modify_args(struct datp_ep *ep, DAT_EP_PARAM_MASK mask,
 					   p->pz_handle);
 	}
 	if (mask & DAT_EP_FIELD_RECV_EVD_HANDLE) {
-		ret = datp_evd_arg(p->recv_evd_handle, DAT_EVD_DTO_FLAG,
+		ret = datp_evd_arg(ia, p->recv_evd_handle, DAT_EVD_DTO_FLAG,
 				   DAT_INVALID_HANDLE_EVD_RECV, __func__,
 				   &next->recv_evd);
 		if (ret != DAT_SUCCESS)
 			return ret;
 	}
 	if (mask & DAT_EP_FIELD_REQUEST_EVD_HANDLE) {
-		ret = datp_evd_arg(p->request_evd_handle, DAT_EVD_DTO_FLAG,
+		ret = datp_evd_arg(ia, p->request_evd_handle, DAT_EVD_DTO_FLAG,
 				   DAT_INVALID_HANDLE_EVD_REQUEST, __func__,
 				   &next->req_evd);
 		if (ret != DAT_SUCCESS)
 			return ret;
 	}
 	if (mask & DAT_EP_FIELD_CONNECT_EVD_HANDLE) {
-		ret = datp_evd_arg(p->connect_evd_handle,
+		ret = datp_evd_arg(ia, p->connect_evd_handle,
 				   DAT_EVD_CONNECTION_FLAG,
 				   DAT_INVALID_HANDLE_EVD_CONN, __func__,
 				   &next->conn_evd);
@@ -898,6 +880,7 @@ void datp_ep_destroy(struct datp_ep *ep)
 	struct datp_ia *ia = ep->obj.ia;
 
 	pthread_mutex_lock(&ep->lock);
+	datp_ep_timer_free(ep);
 	datp_ep_cm_release(ep);
 	datp_ud_fini(ep);
 	ep_qp_free(ep);

@@ -35,9 +35,9 @@ struct datp_evd *datp_evd_get(DAT_EVD_HANDLE handle)
 	return (struct datp_evd *)datp_obj_get(handle, DATP_EVD);
 }
 
-DAT_RETURN datp_evd_arg(DAT_EVD_HANDLE handle, DAT_EVD_FLAGS flags,
-			DAT_RETURN_SUBTYPE sub, const char *fn,
-			struct datp_evd **evd_out)
+DAT_RETURN datp_evd_arg(struct datp_ia *ia, DAT_EVD_HANDLE handle,
+			DAT_EVD_FLAGS flags, DAT_RETURN_SUBTYPE sub,
+			const char *fn, struct datp_evd **evd_out)
 {
 	struct datp_evd *evd;
 
@@ -53,6 +53,9 @@ DAT_RETURN datp_evd_arg(DAT_EVD_HANDLE handle, DAT_EVD_FLAGS flags,
 		return datp_fail(-OPENRDMA_EBADHANDLE, sub, fn,
 				 "evd %p: flags 0x%x lack 0x%x", handle,
 				 evd->flags, flags);
+	if (evd->obj.ia != ia)
+		return datp_fail(-OPENRDMA_EBADHANDLE, sub, fn,
+				 "evd %p belongs to another IA", handle);
 	*evd_out = evd;
 	return DAT_SUCCESS;
 }
@@ -108,11 +111,17 @@ err_channel:
 
 static void evd_cq_free(struct datp_evd *evd)
 {
+	int ret, tries = 0;
+
 	if (!evd->cq)
 		return;
 	core_evd_cq_unbind(evd->evd, evd->cq);
-	if (openrdma_cq_destroy(evd->cq))
-		openrdma_warn("dat", "evd %p: CQ still in use", (void *)evd);
+	do {
+		ret = openrdma_cq_destroy(evd->cq);
+	} while (datp_busy_retry(ret, &tries));
+	if (ret)
+		openrdma_warn("dat", "evd %p: cq_destroy: %s", (void *)evd,
+			      openrdma_strerror(ret));
 	openrdma_comp_channel_destroy(evd->ch);
 	evd->cq = NULL;
 }

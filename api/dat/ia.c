@@ -120,6 +120,25 @@ void datp_cmref_move(struct datp_ia *ia, const struct openrdma_cm_id *id,
 		r->owner = owner;
 }
 
+bool datp_busy_retry(int ret, int *tries)
+{
+	if (ret != -OPENRDMA_EBUSY || ++*tries > 1000)
+		return false;
+	usleep(1000);
+	return true;
+}
+
+void datp_qp_destroy(struct openrdma_qp *qp)
+{
+	int ret, tries = 0;
+
+	do {
+		ret = openrdma_qp_destroy(qp);
+	} while (datp_busy_retry(ret, &tries));
+	if (ret)
+		openrdma_warn("dat", "qp_destroy: %s", openrdma_strerror(ret));
+}
+
 static void bury_now(struct openrdma_cm_id *id, struct openrdma_qp *qp)
 {
 	int ret;
@@ -130,12 +149,8 @@ static void bury_now(struct openrdma_cm_id *id, struct openrdma_qp *qp)
 			openrdma_warn("dat", "cm_id_destroy: %s",
 				      openrdma_strerror(ret));
 	}
-	if (qp) {
-		ret = openrdma_qp_destroy(qp);
-		if (ret)
-			openrdma_warn("dat", "qp_destroy: %s",
-				      openrdma_strerror(ret));
-	}
+	if (qp)
+		datp_qp_destroy(qp);
 }
 
 void datp_ia_bury(struct datp_ia *ia, struct openrdma_cm_id *id,
@@ -385,7 +400,9 @@ int datp_ia_create(struct datp_entry *entry, bool query_only,
 	ret = openrdma_port_query(ia->ctx, port, &ia->port_attr);
 	if (ret)
 		goto err_close;
+	/* the IA's address names the interface; qualifiers give the port */
 	ia->addr = ia->port_attr.addr;
+	datp_addr_set_port(&ia->addr, 0);
 	datp_pattr_init(ia);
 
 	if (!query_only) {

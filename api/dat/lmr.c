@@ -182,15 +182,21 @@ DAT_RETURN datp_lmr_query(DAT_LMR_HANDLE lmr_handle, DAT_LMR_PARAM_MASK mask,
 	return DAT_SUCCESS;
 }
 
+/* The LMR is gone once its region is deregistered. */
+static void lmr_fini(struct datp_lmr *lmr)
+{
+	datp_unuse(&lmr->pz->obj);
+	datp_ia_count(lmr->obj.ia, DCNT_IA_LMR_FREE);
+	datp_obj_fini(&lmr->obj, DATP_LMR);
+}
+
 void datp_lmr_destroy(struct datp_lmr *lmr)
 {
 	int ret = openrdma_mr_dereg(lmr->mr);
 
 	if (ret)
 		openrdma_warn("dat", "mr_dereg: %s", openrdma_strerror(ret));
-	datp_unuse(&lmr->pz->obj);
-	datp_ia_count(lmr->obj.ia, DCNT_IA_LMR_FREE);
-	datp_obj_fini(&lmr->obj, DATP_LMR);
+	lmr_fini(lmr);
 }
 
 DAT_RETURN datp_lmr_free(DAT_LMR_HANDLE lmr_handle)
@@ -207,9 +213,7 @@ DAT_RETURN datp_lmr_free(DAT_LMR_HANDLE lmr_handle)
 	ret = openrdma_mr_dereg(lmr->mr);
 	if (ret)
 		return DATP_ERR(ret, DAT_INVALID_STATE_LMR_IN_USE, "mr_dereg");
-	datp_unuse(&lmr->pz->obj);
-	datp_ia_count(lmr->obj.ia, DCNT_IA_LMR_FREE);
-	datp_obj_fini(&lmr->obj, DATP_LMR);
+	lmr_fini(lmr);
 	return DAT_SUCCESS;
 }
 

@@ -18,6 +18,8 @@
 #ifndef API_DAT_PROVIDER_H
 #define API_DAT_PROVIDER_H
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -99,6 +101,27 @@ static inline void datp_unuse(struct datp_obj *obj)
 static inline bool datp_in_use(struct datp_obj *obj)
 {
 	return atomic_load(&obj->users) != 0;
+}
+
+/* ------------------------------------------------------------ addresses */
+
+/* The port of an IPv4 or IPv6 address, in host order; 0 for others. */
+static inline uint16_t datp_addr_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return 0;
+}
+
+static inline void datp_addr_set_port(struct sockaddr_storage *ss,
+				      uint16_t port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
 }
 
 /* ------------------------------------------------------------ errors */
@@ -263,6 +286,13 @@ int datp_cmref_add(struct datp_ia *ia, struct openrdma_cm_id *id,
 /* Forgets id and destroys it (now, or later when on the dispatcher). */
 void datp_cmref_drop(struct datp_ia *ia, struct openrdma_cm_id *id,
 		     bool deferred);
+/*
+ * Whether to try a destroy again: a core object with an async event in
+ * flight refuses to go (-OPENRDMA_EBUSY) for a moment.  Sleeps if so.
+ */
+bool datp_busy_retry(int ret, int *tries);
+/* Destroys a QP, waiting out its events in flight; warns on failure. */
+void datp_qp_destroy(struct openrdma_qp *qp);
 /* Destroys id, then qp (either may be NULL), from an application thread. */
 void datp_ia_bury(struct datp_ia *ia, struct openrdma_cm_id *id,
 		  struct openrdma_qp *qp);
@@ -349,10 +379,10 @@ int datp_evd_make(struct datp_ia *ia, DAT_COUNT qlen, struct datp_cno *cno,
 		  DAT_EVD_FLAGS flags, struct datp_evd **evd_out);
 /* Posts to the IA's async EVD, if it has one. */
 void datp_ia_post_async(struct datp_ia *ia, DAT_EVENT *event);
-/* An EVD handle that must be NULL or an EVD with all of flags. */
-DAT_RETURN datp_evd_arg(DAT_EVD_HANDLE handle, DAT_EVD_FLAGS flags,
-			DAT_RETURN_SUBTYPE sub, const char *fn,
-			struct datp_evd **evd_out);
+/* An EVD handle that must be NULL or an EVD of ia with all of flags. */
+DAT_RETURN datp_evd_arg(struct datp_ia *ia, DAT_EVD_HANDLE handle,
+			DAT_EVD_FLAGS flags, DAT_RETURN_SUBTYPE sub,
+			const char *fn, struct datp_evd **evd_out);
 /* Queues an event the provider makes (not a software event). */
 int datp_evd_post(struct datp_evd *evd, DAT_EVENT *event);
 void datp_evd_destroy(struct datp_evd *evd);
@@ -476,7 +506,12 @@ struct datp_ep {
 	bool active; /* connected by dat_ep_connect */
 	DAT_CONN_QUAL remote_qual; /* what it connected to */
 	struct sockaddr_storage remote_addr;
-	DAT_PORT_QUAL local_port, remote_port;
+	/* atomic: the dispatcher sets it when the connection is up */
+	_Atomic DAT_PORT_QUAL local_port;
+	DAT_PORT_QUAL remote_port;
+	/* the connect timeout: a one-shot timer the dispatcher watches */
+	int timer_fd;
+	struct core_disp_watch *timer_watch;
 	/* private data of the last connection events, for their pointers */
 	uint8_t pdata_est[OPENRDMA_MAX_PRIVATE_DATA];
 	uint8_t pdata_rej[OPENRDMA_MAX_PRIVATE_DATA];
@@ -513,6 +548,9 @@ static inline DAT_EP_STATE datp_ep_state(struct datp_ep *ep)
 void datp_ep_count(struct datp_ep *ep, DAT_EP_COUNTERS which, uint64_t bytes);
 
 /* connect.c */
+/* Stops the connect timer, if any; ep_destroy also frees it. */
+void datp_ep_timer_stop(struct datp_ep *ep);
+void datp_ep_timer_free(struct datp_ep *ep);
 int datp_cm_convert(void *arg, const struct openrdma_cm_event *ev, void *rec,
 		    struct core_evd **dst);
 /* Private data limits of the IA's device, per CM message. */

@@ -7,7 +7,6 @@
  */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utlist.h>
@@ -39,14 +38,11 @@ struct datp_sp *datp_sp_find(struct datp_ia *ia, DAT_CONN_QUAL conn_qual)
 	return NULL;
 }
 
-static uint16_t sp_port(const struct sockaddr_storage *ss)
-{
-	return ss->ss_family == AF_INET6 ?
-		       ntohs(((const struct sockaddr_in6 *)ss)->sin6_port) :
-		       ntohs(((const struct sockaddr_in *)ss)->sin_port);
-}
-
-/* Listens at sp->addr; a port of 0 there picks one, reported back. */
+/*
+ * Listens at sp->addr; a port of 0 there picks one, reported back.  The
+ * id is in the IA's table before it listens: a request that comes at once
+ * finds its service point.
+ */
 static int sp_listen(struct datp_sp *sp)
 {
 	struct datp_ia *ia = sp->obj.ia;
@@ -57,54 +53,62 @@ static int sp_listen(struct datp_sp *sp)
 				    &sp->id);
 	if (ret)
 		return ret;
-	ret = openrdma_cm_listen(sp->id, (const struct sockaddr *)&sp->addr,
-				 SP_BACKLOG);
-	if (ret)
-		goto err_id;
-	ret = openrdma_cm_local_addr(sp->id, &local);
-	if (ret)
-		goto err_id;
-	sp->addr = local;
-	sp->conn_qual = sp_port(&local);
 	ret = datp_cmref_add(ia, sp->id, &sp->obj);
 	if (ret)
 		goto err_id;
+	sp->conn_qual = datp_addr_port(&sp->addr);
+	ret = openrdma_cm_listen(sp->id, (const struct sockaddr *)&sp->addr,
+				 SP_BACKLOG);
+	if (ret)
+		goto err_ref;
+	ret = openrdma_cm_local_addr(sp->id, &local);
+	if (ret)
+		goto err_ref;
+	sp->addr = local;
+	/* a port picked here is unknown to peers until the call returns:
+	 * no request reads it before this */
+	if (!sp->conn_qual)
+		sp->conn_qual = datp_addr_port(&local);
 	datp_ia_count(ia, DCNT_IA_CM_LISTEN);
 	return 0;
 
+err_ref:
+	datp_cmref_drop(ia, sp->id, false);
+	sp->id = NULL;
+	return ret;
 err_id:
 	openrdma_cm_id_destroy(sp->id);
 	sp->id = NULL;
 	return ret;
 }
 
-/* Makes a service point of kind listening at addr, reporting to evd. */
-static int sp_make(struct datp_ia *ia, enum datp_kind kind,
-		   const struct sockaddr_storage *addr, struct datp_evd *evd,
+/*
+ * Makes the service point tmpl describes (kind, addr, evd and the kind's
+ * own fields) and has it listen.  It is complete before it listens: a
+ * request may reach it at once, in the dispatcher thread.
+ */
+static int sp_make(struct datp_ia *ia, const struct datp_sp *tmpl,
 		   struct datp_sp **sp_out)
 {
 	struct datp_sp *sp;
 	int ret;
 
-	sp = calloc(1, sizeof(*sp));
+	sp = malloc(sizeof(*sp));
 	if (!sp)
 		return -OPENRDMA_ENOMEM;
+	*sp = *tmpl;
 	sp->obj.ia = ia;
-	sp->kind = kind;
-	sp->evd = evd;
-	sp->addr = *addr;
+	ret = datp_obj_init(&sp->obj, ia, sp->kind);
+	if (ret) {
+		free(sp);
+		return ret;
+	}
 	ret = sp_listen(sp);
 	if (ret) {
-		free(sp);
+		datp_obj_fini(&sp->obj, sp->kind);
 		return ret;
 	}
-	ret = datp_obj_init(&sp->obj, ia, kind);
-	if (ret) {
-		datp_cmref_drop(ia, sp->id, false);
-		free(sp);
-		return ret;
-	}
-	datp_use(&evd->obj);
+	datp_use(&sp->evd->obj);
 	*sp_out = sp;
 	return 0;
 }
@@ -122,12 +126,10 @@ static DAT_RETURN sp_args(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE evd_handle,
 	if (!evd_handle)
 		return datp_fail(-OPENRDMA_EBADHANDLE, evd_arg, fn,
 				 "evd: NULL");
-	ret = datp_evd_arg(evd_handle, DAT_EVD_CR_FLAG, evd_arg, fn, evd_out);
+	ret = datp_evd_arg(ia, evd_handle, DAT_EVD_CR_FLAG, evd_arg, fn,
+			   evd_out);
 	if (ret != DAT_SUCCESS)
 		return ret;
-	if ((*evd_out)->obj.ia != ia)
-		return datp_fail(-OPENRDMA_EBADHANDLE, evd_arg, fn,
-				 "evd of another IA");
 	*ia_out = ia;
 	return DAT_SUCCESS;
 }
@@ -142,22 +144,12 @@ static DAT_RETURN sp_fail(int err, DAT_CONN_QUAL qual, const char *fn)
 			 (unsigned long long)qual);
 }
 
-static void addr_with_port(const struct sockaddr_storage *in, uint16_t port,
-			   struct sockaddr_storage *out)
-{
-	*out = *in;
-	if (out->ss_family == AF_INET6)
-		((struct sockaddr_in6 *)out)->sin6_port = htons(port);
-	else
-		((struct sockaddr_in *)out)->sin_port = htons(port);
-}
-
 static DAT_RETURN psp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL conn_qual,
 			     DAT_EVD_HANDLE evd_handle, DAT_PSP_FLAGS psp_flags,
 			     DAT_PSP_HANDLE *psp_handle,
 			     DAT_CONN_QUAL *qual_out, const char *fn)
 {
-	struct sockaddr_storage addr;
+	struct datp_sp tmpl = { .kind = DATP_PSP, .flags = psp_flags };
 	struct datp_evd *evd;
 	struct datp_sp *sp;
 	struct datp_ia *ia;
@@ -175,11 +167,12 @@ static DAT_RETURN psp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL conn_qual,
 	if (!psp_handle)
 		return datp_fail(-OPENRDMA_EINVAL, DAT_INVALID_ARG5, fn,
 				 "psp_handle: NULL");
-	addr_with_port(&ia->addr, (uint16_t)conn_qual, &addr);
-	err = sp_make(ia, DATP_PSP, &addr, evd, &sp);
+	tmpl.evd = evd;
+	tmpl.addr = ia->addr;
+	datp_addr_set_port(&tmpl.addr, (uint16_t)conn_qual);
+	err = sp_make(ia, &tmpl, &sp);
 	if (err)
 		return sp_fail(err, conn_qual, fn);
-	sp->flags = psp_flags;
 	datp_ia_count(ia,
 		      qual_out ? DCNT_IA_PSP_CREATE_ANY : DCNT_IA_PSP_CREATE);
 	if (qual_out)
@@ -212,25 +205,49 @@ DAT_RETURN datp_psp_create_any(DAT_IA_HANDLE ia_handle,
 			  conn_qual, __func__);
 }
 
+/*
+ * What the three queries check before they fill DAT_xSP_PARAM: the
+ * handle (of kind, else subtype sub), the mask (within all) and the
+ * output.  NULL, with *ret set, when one fails.  fn: the query, for the
+ * log.
+ */
+static struct datp_sp *sp_query_args(DAT_HANDLE handle, enum datp_kind kind,
+				     DAT_RETURN_SUBTYPE sub, unsigned int mask,
+				     unsigned int all, const void *param,
+				     DAT_RETURN *ret, const char *fn)
+{
+	struct datp_sp *sp = datp_sp_get(handle, kind);
+
+	if (!sp)
+		*ret = datp_fail(-OPENRDMA_EBADHANDLE, sub, fn, "handle %p",
+				 handle);
+	else if (mask & ~all)
+		*ret = datp_fail(-OPENRDMA_EINVAL, DAT_INVALID_ARG2, fn,
+				 "param_mask 0x%x", mask);
+	else if (!param)
+		*ret = datp_fail(-OPENRDMA_EINVAL, DAT_INVALID_ARG3, fn,
+				 "param: NULL");
+	else
+		return sp;
+	return NULL;
+}
+
 DAT_RETURN datp_psp_query(DAT_PSP_HANDLE psp_handle, DAT_PSP_PARAM_MASK mask,
 			  DAT_PSP_PARAM *param)
 {
-	struct datp_sp *sp = datp_sp_get(psp_handle, DATP_PSP);
-	DAT_PSP_PARAM p;
+	struct datp_sp *sp;
+	DAT_RETURN ret;
 
+	sp = sp_query_args(psp_handle, DATP_PSP, DAT_INVALID_HANDLE_PSP, mask,
+			   DAT_PSP_FIELD_ALL, param, &ret, __func__);
 	if (!sp)
-		return DATP_HANDLE(DAT_INVALID_HANDLE_PSP, "psp %p",
-				   psp_handle);
-	if ((unsigned int)mask & ~(unsigned int)DAT_PSP_FIELD_ALL)
-		return DATP_ARG(DAT_INVALID_ARG2, "psp_param_mask 0x%x", mask);
-	if (!param)
-		return DATP_ARG(DAT_INVALID_ARG3, "psp_param: NULL");
-	memset(&p, 0, sizeof(p));
-	p.ia_handle = sp->obj.ia;
-	p.conn_qual = sp->conn_qual;
-	p.evd_handle = sp->evd;
-	p.psp_flags = sp->flags;
-	*param = p;
+		return ret;
+	*param = (DAT_PSP_PARAM){
+		.ia_handle = sp->obj.ia,
+		.conn_qual = sp->conn_qual,
+		.evd_handle = sp->evd,
+		.psp_flags = sp->flags,
+	};
 	return DAT_SUCCESS;
 }
 
@@ -238,7 +255,7 @@ DAT_RETURN datp_rsp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL conn_qual,
 			   DAT_EP_HANDLE ep_handle, DAT_EVD_HANDLE evd_handle,
 			   DAT_RSP_HANDLE *rsp_handle)
 {
-	struct sockaddr_storage addr;
+	struct datp_sp tmpl = { .kind = DATP_RSP };
 	struct datp_evd *evd;
 	struct datp_sp *sp;
 	struct datp_ep *ep;
@@ -269,17 +286,22 @@ DAT_RETURN datp_rsp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL conn_qual,
 		return DATP_STATE(datp_ep_state_sub(state), "EP state %d",
 				  state);
 	}
-	addr_with_port(&ia->addr, (uint16_t)conn_qual, &addr);
-	err = sp_make(ia, DATP_RSP, &addr, evd, &sp);
-	if (err) {
-		pthread_mutex_unlock(&ep->lock);
-		return sp_fail(err, conn_qual, __func__);
-	}
-	sp->ep = ep;
-	datp_use(&ep->obj);
+	/* reserved before the RSP listens: its request may come at once */
 	atomic_store(&ep->state, state == DAT_EP_STATE_UNCONNECTED ?
 					 DAT_EP_STATE_RESERVED :
 					 DAT_EP_STATE_UNCONFIGURED_RESERVED);
+	datp_use(&ep->obj);
+	tmpl.ep = ep;
+	tmpl.evd = evd;
+	tmpl.addr = ia->addr;
+	datp_addr_set_port(&tmpl.addr, (uint16_t)conn_qual);
+	err = sp_make(ia, &tmpl, &sp);
+	if (err) {
+		datp_unuse(&ep->obj);
+		atomic_store(&ep->state, state);
+		pthread_mutex_unlock(&ep->lock);
+		return sp_fail(err, conn_qual, __func__);
+	}
 	pthread_mutex_unlock(&ep->lock);
 	datp_ia_count(ia, DCNT_IA_RSP_CREATE);
 	*rsp_handle = sp;
@@ -289,22 +311,19 @@ DAT_RETURN datp_rsp_create(DAT_IA_HANDLE ia_handle, DAT_CONN_QUAL conn_qual,
 DAT_RETURN datp_rsp_query(DAT_RSP_HANDLE rsp_handle, DAT_RSP_PARAM_MASK mask,
 			  DAT_RSP_PARAM *param)
 {
-	struct datp_sp *sp = datp_sp_get(rsp_handle, DATP_RSP);
-	DAT_RSP_PARAM p;
+	struct datp_sp *sp;
+	DAT_RETURN ret;
 
+	sp = sp_query_args(rsp_handle, DATP_RSP, DAT_INVALID_HANDLE_RSP, mask,
+			   DAT_RSP_FIELD_ALL, param, &ret, __func__);
 	if (!sp)
-		return DATP_HANDLE(DAT_INVALID_HANDLE_RSP, "rsp %p",
-				   rsp_handle);
-	if ((unsigned int)mask & ~(unsigned int)DAT_RSP_FIELD_ALL)
-		return DATP_ARG(DAT_INVALID_ARG2, "rsp_param_mask 0x%x", mask);
-	if (!param)
-		return DATP_ARG(DAT_INVALID_ARG3, "rsp_param: NULL");
-	memset(&p, 0, sizeof(p));
-	p.ia_handle = sp->obj.ia;
-	p.conn_qual = sp->conn_qual;
-	p.evd_handle = sp->evd;
-	p.ep_handle = sp->ep;
-	*param = p;
+		return ret;
+	*param = (DAT_RSP_PARAM){
+		.ia_handle = sp->obj.ia,
+		.conn_qual = sp->conn_qual,
+		.evd_handle = sp->evd,
+		.ep_handle = sp->ep,
+	};
 	return DAT_SUCCESS;
 }
 
@@ -313,7 +332,7 @@ DAT_RETURN datp_csp_create(DAT_IA_HANDLE ia_handle, DAT_COMM *comm,
 			   DAT_EVD_HANDLE evd_handle,
 			   DAT_CSP_HANDLE *csp_handle)
 {
-	struct sockaddr_storage addr = { 0 };
+	struct datp_sp tmpl = { .kind = DATP_CSP };
 	struct datp_evd *evd;
 	struct datp_sp *sp;
 	struct datp_ia *ia;
@@ -339,12 +358,14 @@ DAT_RETURN datp_csp_create(DAT_IA_HANDLE ia_handle, DAT_COMM *comm,
 	if (address->sa_family != comm->domain)
 		return DAT_CLASS_ERROR | DAT_INVALID_ADDRESS |
 		       DAT_INVALID_ADDRESS_MALFORMED;
-	memcpy(&addr, address,
+	memcpy(&tmpl.addr, address,
 	       address->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
 						sizeof(struct sockaddr_in));
 	if (!csp_handle)
 		return DATP_ARG(DAT_INVALID_ARG5, "csp_handle: NULL");
-	err = sp_make(ia, DATP_CSP, &addr, evd, &sp);
+	tmpl.comm = *comm;
+	tmpl.evd = evd;
+	err = sp_make(ia, &tmpl, &sp);
 	if (err == -OPENRDMA_EADDRNOTAVAIL)
 		return DAT_CLASS_ERROR | DAT_INVALID_ADDRESS |
 		       DAT_INVALID_ADDRESS_UNSUPPORTED;
@@ -352,7 +373,6 @@ DAT_RETURN datp_csp_create(DAT_IA_HANDLE ia_handle, DAT_COMM *comm,
 		return DAT_CLASS_ERROR | DAT_PORT_IN_USE;
 	if (err)
 		return sp_fail(err, 0, __func__);
-	sp->comm = *comm;
 	*csp_handle = sp;
 	return DAT_SUCCESS;
 }
@@ -360,22 +380,19 @@ DAT_RETURN datp_csp_create(DAT_IA_HANDLE ia_handle, DAT_COMM *comm,
 DAT_RETURN datp_csp_query(DAT_CSP_HANDLE csp_handle, DAT_CSP_PARAM_MASK mask,
 			  DAT_CSP_PARAM *param)
 {
-	struct datp_sp *sp = datp_sp_get(csp_handle, DATP_CSP);
-	DAT_CSP_PARAM p;
+	struct datp_sp *sp;
+	DAT_RETURN ret;
 
+	sp = sp_query_args(csp_handle, DATP_CSP, DAT_INVALID_HANDLE_CSP, mask,
+			   DAT_CSP_FIELD_ALL, param, &ret, __func__);
 	if (!sp)
-		return DATP_HANDLE(DAT_INVALID_HANDLE_CSP, "csp %p",
-				   csp_handle);
-	if ((unsigned int)mask & ~(unsigned int)DAT_CSP_FIELD_ALL)
-		return DATP_ARG(DAT_INVALID_ARG2, "csp_param_mask 0x%x", mask);
-	if (!param)
-		return DATP_ARG(DAT_INVALID_ARG3, "csp_param: NULL");
-	memset(&p, 0, sizeof(p));
-	p.ia_handle = sp->obj.ia;
-	p.comm = &sp->comm;
-	p.address_ptr = (DAT_IA_ADDRESS_PTR)&sp->addr;
-	p.evd_handle = sp->evd;
-	*param = p;
+		return ret;
+	*param = (DAT_CSP_PARAM){
+		.ia_handle = sp->obj.ia,
+		.comm = &sp->comm,
+		.address_ptr = (DAT_IA_ADDRESS_PTR)&sp->addr,
+		.evd_handle = sp->evd,
+	};
 	return DAT_SUCCESS;
 }
 

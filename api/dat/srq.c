@@ -228,10 +228,12 @@ DAT_RETURN datp_srq_set_lw(DAT_SRQ_HANDLE srq_handle, DAT_COUNT low_watermark)
 void datp_srq_destroy(struct datp_srq *srq)
 {
 	struct datp_ia *ia = srq->obj.ia;
-	int ret;
+	int ret, tries = 0;
 
 	datp_key_del(ia, srq->key);
-	ret = openrdma_srq_destroy(srq->srq);
+	do {
+		ret = openrdma_srq_destroy(srq->srq);
+	} while (datp_busy_retry(ret, &tries));
 	if (ret)
 		openrdma_warn("dat", "srq_destroy: %s", openrdma_strerror(ret));
 	datp_rq_fini(&srq->rq);

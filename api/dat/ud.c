@@ -39,7 +39,8 @@ _Static_assert(sizeof(struct ud_hdr) == 32, "UD header layout");
 
 static void hdr_make(struct datp_ep *ep, bool answer, struct ud_hdr *h)
 {
-	const struct sockaddr_storage *a = &ep->obj.ia->addr;
+	/* the port's full address: an address handle may need its port */
+	const struct sockaddr_storage *a = &ep->obj.ia->port_attr.addr;
 
 	memset(h, 0, sizeof(*h));
 	h->magic = htonl(DATP_UD_MAGIC | (answer ? UD_ANSWER : 0));
@@ -435,7 +436,7 @@ void datp_ud_fini(struct datp_ep *ep)
 		ah_destroy(ah);
 	DL_FOREACH_SAFE (reqs, req, rtmp) {
 		datp_cmref_drop(ia, req->id, false);
-		openrdma_qp_destroy(req->qp);
+		datp_qp_destroy(req->qp);
 		free(req);
 	}
 }

@@ -13,6 +13,10 @@
  *
  * Functions return 0 (or a count) on success and a negative OPENRDMA_E*
  * code on failure; outputs are written only on success.
+ *
+ * The functions marked OPENRDMA_EXPORT are what the DAT provider library
+ * (api/dat/) uses: libopenrdma exports them in OPENRDMA_PRIVATE_1 so that
+ * the provider shares this engine instead of carrying a copy.
  */
 #ifndef CORE_EVD_EVD_H
 #define CORE_EVD_EVD_H
@@ -22,6 +26,8 @@
 #include <stdint.h>
 
 #include <openrdma/verbs.h>
+
+#include "core/export.h"
 
 struct core_evd;
 struct core_disp_watch;
@@ -113,33 +119,33 @@ struct core_evd_attr {
 #define CORE_EVD_CAPACITY_MAX (1u << 24)
 #define CORE_EVD_INFINITE UINT64_MAX
 
-int core_evd_create(const struct core_evd_attr *attr,
-		    struct core_evd **evd_out);
+OPENRDMA_EXPORT int core_evd_create(const struct core_evd_attr *attr,
+				    struct core_evd **evd_out);
 /*
  * Detaches the callback (waiting for a running one unless called from
  * it), leaves the AEVD, unbinds every source, wakes and waits out a
  * blocked waiter (its wait returns -OPENRDMA_ECANCELED), then frees.
  * -OPENRDMA_EBUSY: an AEVD that still has members.
  */
-int core_evd_free(struct core_evd *evd);
-void *core_evd_context(const struct core_evd *evd);
+OPENRDMA_EXPORT int core_evd_free(struct core_evd *evd);
+OPENRDMA_EXPORT void *core_evd_context(const struct core_evd *evd);
 
 /* ---------------------------------------------------------------- events */
 
 /* A software event: -OPENRDMA_ENOSPC when full (never an overflow). */
-int core_evd_post_se(struct core_evd *evd, const void *rec);
+OPENRDMA_EXPORT int core_evd_post_se(struct core_evd *evd, const void *rec);
 /*
  * An event from a source the front end drives itself: subject to the
  * overflow mode; -OPENRDMA_EOVERFLOW when the event was dropped.
  */
-int core_evd_enqueue(struct core_evd *evd, const void *rec);
+OPENRDMA_EXPORT int core_evd_enqueue(struct core_evd *evd, const void *rec);
 /*
  * Takes the oldest record.  -OPENRDMA_EAGAIN: nothing queued;
  * -OPENRDMA_EOVERFLOW: nothing queued and overflowed (DEFAULT mode).  On
  * an AEVD it takes the oldest record of the next member that has one,
  * round robin.
  */
-int core_evd_dequeue(struct core_evd *evd, void *rec);
+OPENRDMA_EXPORT int core_evd_dequeue(struct core_evd *evd, void *rec);
 /* Takes up to max records into recs[]; returns how many (>= 1) or as
  * core_evd_dequeue.  SEVD only. */
 int core_evd_dequeue_n(struct core_evd *evd, void *recs, int max);
@@ -152,8 +158,9 @@ int core_evd_dequeue_n(struct core_evd *evd, void *recs, int max);
  * -OPENRDMA_EBUSY (another thread waits), -OPENRDMA_ESTATE (unwaitable),
  * -OPENRDMA_ECANCELED (freed), -OPENRDMA_EINVAL (threshold > capacity).
  */
-int core_evd_wait(struct core_evd *evd, uint64_t timeout_us, size_t threshold,
-		  void *rec, size_t *nmore_out);
+OPENRDMA_EXPORT int core_evd_wait(struct core_evd *evd, uint64_t timeout_us,
+				  size_t threshold, void *rec,
+				  size_t *nmore_out);
 
 /* ---------------------------------------------------------------- AEVD */
 
@@ -162,9 +169,11 @@ int core_evd_wait(struct core_evd *evd, uint64_t timeout_us, size_t threshold,
  * record stays in the SEVD.  A member is listed exactly while it is
  * enabled and has records.  -OPENRDMA_EAGAIN: none.
  */
-int core_evd_notify_dequeue(struct core_evd *aevd, struct core_evd **sevd_out);
-int core_evd_notify_wait(struct core_evd *aevd, uint64_t timeout_us,
-			 struct core_evd **sevd_out);
+OPENRDMA_EXPORT int core_evd_notify_dequeue(struct core_evd *aevd,
+					    struct core_evd **sevd_out);
+OPENRDMA_EXPORT int core_evd_notify_wait(struct core_evd *aevd,
+					 uint64_t timeout_us,
+					 struct core_evd **sevd_out);
 
 /* ---------------------------------------------------------------- control */
 
@@ -188,8 +197,8 @@ struct core_evd_mod {
 };
 
 /* Applies every change in mask, or none. */
-int core_evd_modify(struct core_evd *evd, uint32_t mask,
-		    const struct core_evd_mod *mod);
+OPENRDMA_EXPORT int core_evd_modify(struct core_evd *evd, uint32_t mask,
+				    const struct core_evd_mod *mod);
 
 struct core_evd_info {
 	uint32_t streams;
@@ -211,7 +220,8 @@ struct core_evd_info {
 	void *context;
 };
 
-int core_evd_query(struct core_evd *evd, struct core_evd_info *info);
+OPENRDMA_EXPORT int core_evd_query(struct core_evd *evd,
+				   struct core_evd_info *info);
 
 /* ---------------------------------------------------------------- callbacks */
 
@@ -225,15 +235,16 @@ enum {
  * Runs fn on the callback pool while the EVD is enabled and has records
  * (ONESHOT: once per arm).  -OPENRDMA_EEXIST: a callback is attached.
  */
-int core_evd_callback_attach(struct core_evd *evd, core_evd_cb_fn fn, void *arg,
-			     unsigned int flags);
+OPENRDMA_EXPORT int core_evd_callback_attach(struct core_evd *evd,
+					     core_evd_cb_fn fn, void *arg,
+					     unsigned int flags);
 /*
  * Returns once no invocation of the callback runs any more, except when
  * called from that callback.  -OPENRDMA_ENOENT: none attached.
  */
-int core_evd_callback_detach(struct core_evd *evd);
+OPENRDMA_EXPORT int core_evd_callback_detach(struct core_evd *evd);
 /* Re-arms a ONESHOT callback. */
-int core_evd_callback_arm(struct core_evd *evd);
+OPENRDMA_EXPORT int core_evd_callback_arm(struct core_evd *evd);
 
 /* ---------------------------------------------------------------- sources */
 
@@ -242,21 +253,28 @@ int core_evd_callback_arm(struct core_evd *evd);
  * DTO EVD.  All CQs of one EVD share one channel, which serves no other
  * EVD (-OPENRDMA_EBUSY).  The channel's fd is made non-blocking.
  */
-int core_evd_cq_bind(struct core_evd *evd, struct openrdma_cq *cq,
-		     core_evd_wc_fn convert, void *arg);
-int core_evd_cq_unbind(struct core_evd *evd, struct openrdma_cq *cq);
+OPENRDMA_EXPORT int core_evd_cq_bind(struct core_evd *evd,
+				     struct openrdma_cq *cq,
+				     core_evd_wc_fn convert, void *arg);
+OPENRDMA_EXPORT int core_evd_cq_unbind(struct core_evd *evd,
+				       struct openrdma_cq *cq);
 /* Feeds the events of a CM channel (its fd is made non-blocking). */
-int core_evd_cm_bind(struct core_evd *evd, struct openrdma_cm_channel *ch,
-		     core_evd_cm_fn convert, void *arg);
-int core_evd_cm_unbind(struct core_evd *evd, struct openrdma_cm_channel *ch);
+OPENRDMA_EXPORT int core_evd_cm_bind(struct core_evd *evd,
+				     struct openrdma_cm_channel *ch,
+				     core_evd_cm_fn convert, void *arg);
+OPENRDMA_EXPORT int core_evd_cm_unbind(struct core_evd *evd,
+				       struct openrdma_cm_channel *ch);
 /*
  * Feeds ctx's async events of the given streams (ASYNC_AFF and/or
  * ASYNC_UNAFF, which the EVD must have) into evd.  An event goes to every
  * EVD bound for its stream.
  */
-int core_evd_async_bind(struct core_evd *evd, struct openrdma_context *ctx,
-			uint32_t streams, core_evd_async_fn convert, void *arg);
-int core_evd_async_unbind(struct core_evd *evd, struct openrdma_context *ctx);
+OPENRDMA_EXPORT int core_evd_async_bind(struct core_evd *evd,
+					struct openrdma_context *ctx,
+					uint32_t streams,
+					core_evd_async_fn convert, void *arg);
+OPENRDMA_EXPORT int core_evd_async_unbind(struct core_evd *evd,
+					  struct openrdma_context *ctx);
 /* CORE_EVD_STREAM_ASYNC_AFF or _UNAFF: the stream of an async event. */
 uint32_t core_evd_async_stream(enum openrdma_event_type type);
 
@@ -267,10 +285,10 @@ uint32_t core_evd_async_stream(enum openrdma_event_type type);
  * readable (level-triggered), for transports and front ends that bring
  * their own notification fd.  fn must not block.
  */
-int core_disp_watch(int fd, void (*fn)(void *arg), void *arg,
-		    struct core_disp_watch **watch_out);
+OPENRDMA_EXPORT int core_disp_watch(int fd, void (*fn)(void *arg), void *arg,
+				    struct core_disp_watch **watch_out);
 /* Returns once fn no longer runs (unless called from fn itself). */
-void core_disp_unwatch(struct core_disp_watch *watch);
+OPENRDMA_EXPORT void core_disp_unwatch(struct core_disp_watch *watch);
 
 /* Engine threads alive now (dispatcher and callback pool). */
 int core_evd_engine_threads(void);

@@ -15,50 +15,35 @@ OPENRDMA_EXPORT DAT_RETURN dat_cno_create(DAT_IA_HANDLE ia_handle,
 					  DAT_OS_WAIT_PROXY_AGENT agent,
 					  DAT_CNO_HANDLE *cno_handle)
 {
-	DAT_IA_HANDLE pia;
-	DAT_RETURN ret;
-
-	ret = datreg_ia_handle_get(ia_handle, &pia);
-	if (ret != DAT_SUCCESS)
-		return ret;
-	return DAT_HANDLE_TO_PROVIDER(pia)->cno_create_func(pia, agent,
-							    cno_handle);
+	return DATREG_IA_CALL(ia_handle, cno_create_func, agent, cno_handle);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_cno_modify_agent(DAT_CNO_HANDLE cno_handle,
 						DAT_OS_WAIT_PROXY_AGENT agent)
 {
-	if (datreg_bad_handle(cno_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
-	return DAT_HANDLE_TO_PROVIDER(cno_handle)
-		->cno_modify_agent_func(cno_handle, agent);
+	return DATREG_CALL(cno_handle, DAT_INVALID_HANDLE_CNO,
+			   cno_modify_agent_func, agent);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_cno_query(DAT_CNO_HANDLE cno_handle,
 					 DAT_CNO_PARAM_MASK cno_param_mask,
 					 DAT_CNO_PARAM *cno_param)
 {
-	if (datreg_bad_handle(cno_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
-	return DAT_HANDLE_TO_PROVIDER(cno_handle)
-		->cno_query_func(cno_handle, cno_param_mask, cno_param);
+	return DATREG_CALL(cno_handle, DAT_INVALID_HANDLE_CNO, cno_query_func,
+			   cno_param_mask, cno_param);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_cno_free(DAT_CNO_HANDLE cno_handle)
 {
-	if (datreg_bad_handle(cno_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
-	return DAT_HANDLE_TO_PROVIDER(cno_handle)->cno_free_func(cno_handle);
+	return DATREG_CALL(cno_handle, DAT_INVALID_HANDLE_CNO, cno_free_func);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_cno_wait(DAT_CNO_HANDLE cno_handle,
 					DAT_TIMEOUT timeout,
 					DAT_EVD_HANDLE *evd_handle)
 {
-	if (datreg_bad_handle(cno_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
-	return DAT_HANDLE_TO_PROVIDER(cno_handle)
-		->cno_wait_func(cno_handle, timeout, evd_handle);
+	return DATREG_CALL(cno_handle, DAT_INVALID_HANDLE_CNO, cno_wait_func,
+			   timeout, evd_handle);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle,
@@ -67,51 +52,35 @@ OPENRDMA_EXPORT DAT_RETURN dat_evd_create(DAT_IA_HANDLE ia_handle,
 					  DAT_EVD_FLAGS evd_flags,
 					  DAT_EVD_HANDLE *evd_handle)
 {
-	DAT_IA_HANDLE pia;
-	DAT_RETURN ret;
-
-	ret = datreg_ia_handle_get(ia_handle, &pia);
-	if (ret != DAT_SUCCESS)
-		return ret;
-	return DAT_HANDLE_TO_PROVIDER(pia)->evd_create_func(
-		pia, evd_min_qlen, cno_handle, evd_flags, evd_handle);
+	return DATREG_IA_CALL(ia_handle, evd_create_func, evd_min_qlen,
+			      cno_handle, evd_flags, evd_handle);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_evd_query(DAT_EVD_HANDLE evd_handle,
 					 DAT_EVD_PARAM_MASK evd_param_mask,
 					 DAT_EVD_PARAM *evd_param)
 {
-	if (datreg_bad_handle(evd_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE,
-				  DAT_INVALID_HANDLE_EVD_REQUEST);
-	return DAT_HANDLE_TO_PROVIDER(evd_handle)
-		->evd_query_func(evd_handle, evd_param_mask, evd_param);
+	return DATREG_CALL(evd_handle, DAT_INVALID_HANDLE_EVD_REQUEST,
+			   evd_query_func, evd_param_mask, evd_param);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_evd_modify_cno(DAT_EVD_HANDLE evd_handle,
 					      DAT_CNO_HANDLE cno_handle)
 {
-	if (datreg_bad_handle(evd_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE,
-				  DAT_INVALID_HANDLE_EVD_REQUEST);
-	return DAT_HANDLE_TO_PROVIDER(evd_handle)
-		->evd_modify_cno_func(evd_handle, cno_handle);
+	return DATREG_CALL(evd_handle, DAT_INVALID_HANDLE_EVD_REQUEST,
+			   evd_modify_cno_func, cno_handle);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_evd_enable(DAT_EVD_HANDLE evd_handle)
 {
-	if (datreg_bad_handle(evd_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE,
-				  DAT_INVALID_HANDLE_EVD_REQUEST);
-	return DAT_HANDLE_TO_PROVIDER(evd_handle)->evd_enable_func(evd_handle);
+	return DATREG_CALL(evd_handle, DAT_INVALID_HANDLE_EVD_REQUEST,
+			   evd_enable_func);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_evd_disable(DAT_EVD_HANDLE evd_handle)
 {
-	if (datreg_bad_handle(evd_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE,
-				  DAT_INVALID_HANDLE_EVD_REQUEST);
-	return DAT_HANDLE_TO_PROVIDER(evd_handle)->evd_disable_func(evd_handle);
+	return DATREG_CALL(evd_handle, DAT_INVALID_HANDLE_EVD_REQUEST,
+			   evd_disable_func);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd_handle,
@@ -119,89 +88,60 @@ OPENRDMA_EXPORT DAT_RETURN dat_evd_wait(DAT_EVD_HANDLE evd_handle,
 					DAT_COUNT threshold, DAT_EVENT *event,
 					DAT_COUNT *n_more_events)
 {
-	if (datreg_bad_handle(evd_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE,
-				  DAT_INVALID_HANDLE_EVD_REQUEST);
-	return DAT_HANDLE_TO_PROVIDER(evd_handle)
-		->evd_wait_func(evd_handle, timeout, threshold, event,
-				n_more_events);
+	return DATREG_CALL(evd_handle, DAT_INVALID_HANDLE_EVD_REQUEST,
+			   evd_wait_func, timeout, threshold, event,
+			   n_more_events);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_evd_resize(DAT_EVD_HANDLE evd_handle,
 					  DAT_COUNT evd_min_qlen)
 {
-	if (datreg_bad_handle(evd_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE,
-				  DAT_INVALID_HANDLE_EVD_REQUEST);
-	return DAT_HANDLE_TO_PROVIDER(evd_handle)
-		->evd_resize_func(evd_handle, evd_min_qlen);
+	return DATREG_CALL(evd_handle, DAT_INVALID_HANDLE_EVD_REQUEST,
+			   evd_resize_func, evd_min_qlen);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_evd_post_se(DAT_EVD_HANDLE evd_handle,
 					   const DAT_EVENT *event)
 {
-	if (datreg_bad_handle(evd_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE,
-				  DAT_INVALID_HANDLE_EVD_REQUEST);
-	return DAT_HANDLE_TO_PROVIDER(evd_handle)
-		->evd_post_se_func(evd_handle, event);
+	return DATREG_CALL(evd_handle, DAT_INVALID_HANDLE_EVD_REQUEST,
+			   evd_post_se_func, event);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_evd_dequeue(DAT_EVD_HANDLE evd_handle,
 					   DAT_EVENT *event)
 {
-	if (datreg_bad_handle(evd_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE,
-				  DAT_INVALID_HANDLE_EVD_REQUEST);
-	return DAT_HANDLE_TO_PROVIDER(evd_handle)
-		->evd_dequeue_func(evd_handle, event);
+	return DATREG_CALL(evd_handle, DAT_INVALID_HANDLE_EVD_REQUEST,
+			   evd_dequeue_func, event);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_evd_free(DAT_EVD_HANDLE evd_handle)
 {
-	if (datreg_bad_handle(evd_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE,
-				  DAT_INVALID_HANDLE_EVD_REQUEST);
-	return DAT_HANDLE_TO_PROVIDER(evd_handle)->evd_free_func(evd_handle);
+	return DATREG_CALL(evd_handle, DAT_INVALID_HANDLE_EVD_REQUEST,
+			   evd_free_func);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_evd_set_unwaitable(DAT_EVD_HANDLE evd_handle)
 {
-	if (datreg_bad_handle(evd_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE,
-				  DAT_INVALID_HANDLE_EVD_REQUEST);
-	return DAT_HANDLE_TO_PROVIDER(evd_handle)
-		->evd_set_unwaitable_func(evd_handle);
+	return DATREG_CALL(evd_handle, DAT_INVALID_HANDLE_EVD_REQUEST,
+			   evd_set_unwaitable_func);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_evd_clear_unwaitable(DAT_EVD_HANDLE evd_handle)
 {
-	if (datreg_bad_handle(evd_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE,
-				  DAT_INVALID_HANDLE_EVD_REQUEST);
-	return DAT_HANDLE_TO_PROVIDER(evd_handle)
-		->evd_clear_unwaitable_func(evd_handle);
+	return DATREG_CALL(evd_handle, DAT_INVALID_HANDLE_EVD_REQUEST,
+			   evd_clear_unwaitable_func);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_cno_fd_create(DAT_IA_HANDLE ia_handle,
 					     DAT_FD *fd,
 					     DAT_CNO_HANDLE *cno_handle)
 {
-	DAT_IA_HANDLE pia;
-	DAT_RETURN ret;
-
-	ret = datreg_ia_handle_get(ia_handle, &pia);
-	if (ret != DAT_SUCCESS)
-		return ret;
-	return DAT_HANDLE_TO_PROVIDER(pia)->cno_fd_create_func(pia, fd,
-							       cno_handle);
+	return DATREG_IA_CALL(ia_handle, cno_fd_create_func, fd, cno_handle);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_cno_trigger(DAT_CNO_HANDLE cno_handle,
 					   DAT_EVD_HANDLE *evd_handle)
 {
-	if (datreg_bad_handle(cno_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_CNO);
-	return DAT_HANDLE_TO_PROVIDER(cno_handle)
-		->cno_trigger_func(cno_handle, evd_handle);
+	return DATREG_CALL(cno_handle, DAT_INVALID_HANDLE_CNO, cno_trigger_func,
+			   evd_handle);
 }

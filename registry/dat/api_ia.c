@@ -111,28 +111,19 @@ dat_ia_query(DAT_IA_HANDLE ia_handle, DAT_EVD_HANDLE *async_evd_handle,
 OPENRDMA_EXPORT DAT_RETURN dat_set_consumer_context(DAT_HANDLE dat_handle,
 						    DAT_CONTEXT context)
 {
-	if (!dat_handle)
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1);
-	dat_handle = datreg_any_handle(dat_handle);
-	return DAT_SET_CONSUMER_CONTEXT(dat_handle, context);
+	return DATREG_ANY_CALL(dat_handle, set_consumer_context_func, context);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_get_consumer_context(DAT_HANDLE dat_handle,
 						    DAT_CONTEXT *context)
 {
-	if (!dat_handle)
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1);
-	dat_handle = datreg_any_handle(dat_handle);
-	return DAT_GET_CONSUMER_CONTEXT(dat_handle, context);
+	return DATREG_ANY_CALL(dat_handle, get_consumer_context_func, context);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_get_handle_type(DAT_HANDLE dat_handle,
 					       DAT_HANDLE_TYPE *handle_type)
 {
-	if (!dat_handle)
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1);
-	dat_handle = datreg_any_handle(dat_handle);
-	return DAT_GET_HANDLE_TYPE(dat_handle, handle_type);
+	return DATREG_ANY_CALL(dat_handle, get_handle_type_func, handle_type);
 }
 
 /* ------------------------------------------------------------ extensions */

@@ -19,52 +19,38 @@ dat_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type,
 	       DAT_LMR_CONTEXT *lmr_context, DAT_RMR_CONTEXT *rmr_context,
 	       DAT_VLEN *registered_length, DAT_VADDR *registered_address)
 {
-	DAT_IA_HANDLE pia;
-	DAT_RETURN ret;
-
-	ret = datreg_ia_handle_get(ia_handle, &pia);
-	if (ret != DAT_SUCCESS)
-		return ret;
-	return DAT_HANDLE_TO_PROVIDER(pia)->lmr_create_func(
-		pia, mem_type, region_description, length, pz_handle,
-		privileges, va_type, lmr_handle, lmr_context, rmr_context,
-		registered_length, registered_address);
+	return DATREG_IA_CALL(ia_handle, lmr_create_func, mem_type,
+			      region_description, length, pz_handle, privileges,
+			      va_type, lmr_handle, lmr_context, rmr_context,
+			      registered_length, registered_address);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_lmr_query(DAT_LMR_HANDLE lmr_handle,
 					 DAT_LMR_PARAM_MASK lmr_param_mask,
 					 DAT_LMR_PARAM *lmr_param)
 {
-	if (datreg_bad_handle(lmr_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR);
-	return DAT_HANDLE_TO_PROVIDER(lmr_handle)
-		->lmr_query_func(lmr_handle, lmr_param_mask, lmr_param);
+	return DATREG_CALL(lmr_handle, DAT_INVALID_HANDLE_LMR, lmr_query_func,
+			   lmr_param_mask, lmr_param);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_lmr_free(DAT_LMR_HANDLE lmr_handle)
 {
-	if (datreg_bad_handle(lmr_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_LMR);
-	return DAT_HANDLE_TO_PROVIDER(lmr_handle)->lmr_free_func(lmr_handle);
+	return DATREG_CALL(lmr_handle, DAT_INVALID_HANDLE_LMR, lmr_free_func);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_rmr_create(DAT_PZ_HANDLE pz_handle,
 					  DAT_RMR_HANDLE *rmr_handle)
 {
-	if (datreg_bad_handle(pz_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
-	return DAT_HANDLE_TO_PROVIDER(pz_handle)->rmr_create_func(pz_handle,
-								  rmr_handle);
+	return DATREG_CALL(pz_handle, DAT_INVALID_HANDLE_PZ, rmr_create_func,
+			   rmr_handle);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_rmr_query(DAT_RMR_HANDLE rmr_handle,
 					 DAT_RMR_PARAM_MASK rmr_param_mask,
 					 DAT_RMR_PARAM *rmr_param)
 {
-	if (datreg_bad_handle(rmr_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RMR);
-	return DAT_HANDLE_TO_PROVIDER(rmr_handle)
-		->rmr_query_func(rmr_handle, rmr_param_mask, rmr_param);
+	return DATREG_CALL(rmr_handle, DAT_INVALID_HANDLE_RMR, rmr_query_func,
+			   rmr_param_mask, rmr_param);
 }
 
 OPENRDMA_EXPORT DAT_RETURN
@@ -74,83 +60,55 @@ dat_rmr_bind(DAT_RMR_HANDLE rmr_handle, DAT_LMR_HANDLE lmr_handle,
 	     DAT_RMR_COOKIE user_cookie, DAT_COMPLETION_FLAGS completion_flags,
 	     DAT_RMR_CONTEXT *rmr_context)
 {
-	if (datreg_bad_handle(rmr_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RMR);
-	return DAT_HANDLE_TO_PROVIDER(rmr_handle)
-		->rmr_bind_func(rmr_handle, lmr_handle, lmr_triplet, mem_priv,
-				va_type, ep_handle, user_cookie,
-				completion_flags, rmr_context);
+	return DATREG_CALL(rmr_handle, DAT_INVALID_HANDLE_RMR, rmr_bind_func,
+			   lmr_handle, lmr_triplet, mem_priv, va_type,
+			   ep_handle, user_cookie, completion_flags,
+			   rmr_context);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_rmr_free(DAT_RMR_HANDLE rmr_handle)
 {
-	if (datreg_bad_handle(rmr_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_RMR);
-	return DAT_HANDLE_TO_PROVIDER(rmr_handle)->rmr_free_func(rmr_handle);
+	return DATREG_CALL(rmr_handle, DAT_INVALID_HANDLE_RMR, rmr_free_func);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_pz_create(DAT_IA_HANDLE ia_handle,
 					 DAT_PZ_HANDLE *pz_handle)
 {
-	DAT_IA_HANDLE pia;
-	DAT_RETURN ret;
-
-	ret = datreg_ia_handle_get(ia_handle, &pia);
-	if (ret != DAT_SUCCESS)
-		return ret;
-	return DAT_HANDLE_TO_PROVIDER(pia)->pz_create_func(pia, pz_handle);
+	return DATREG_IA_CALL(ia_handle, pz_create_func, pz_handle);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_pz_query(DAT_PZ_HANDLE pz_handle,
 					DAT_PZ_PARAM_MASK pz_param_mask,
 					DAT_PZ_PARAM *pz_param)
 {
-	if (datreg_bad_handle(pz_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
-	return DAT_HANDLE_TO_PROVIDER(pz_handle)->pz_query_func(
-		pz_handle, pz_param_mask, pz_param);
+	return DATREG_CALL(pz_handle, DAT_INVALID_HANDLE_PZ, pz_query_func,
+			   pz_param_mask, pz_param);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_pz_free(DAT_PZ_HANDLE pz_handle)
 {
-	if (datreg_bad_handle(pz_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
-	return DAT_HANDLE_TO_PROVIDER(pz_handle)->pz_free_func(pz_handle);
+	return DATREG_CALL(pz_handle, DAT_INVALID_HANDLE_PZ, pz_free_func);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_lmr_sync_rdma_read(
 	DAT_IA_HANDLE ia_handle, const DAT_LMR_TRIPLET *local_segments,
 	DAT_VLEN num_segments)
 {
-	DAT_IA_HANDLE pia;
-	DAT_RETURN ret;
-
-	ret = datreg_ia_handle_get(ia_handle, &pia);
-	if (ret != DAT_SUCCESS)
-		return ret;
-	return DAT_HANDLE_TO_PROVIDER(pia)->lmr_sync_rdma_read_func(
-		pia, local_segments, num_segments);
+	return DATREG_IA_CALL(ia_handle, lmr_sync_rdma_read_func,
+			      local_segments, num_segments);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_lmr_sync_rdma_write(
 	DAT_IA_HANDLE ia_handle, const DAT_LMR_TRIPLET *local_segments,
 	DAT_VLEN num_segments)
 {
-	DAT_IA_HANDLE pia;
-	DAT_RETURN ret;
-
-	ret = datreg_ia_handle_get(ia_handle, &pia);
-	if (ret != DAT_SUCCESS)
-		return ret;
-	return DAT_HANDLE_TO_PROVIDER(pia)->lmr_sync_rdma_write_func(
-		pia, local_segments, num_segments);
+	return DATREG_IA_CALL(ia_handle, lmr_sync_rdma_write_func,
+			      local_segments, num_segments);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_rmr_create_for_ep(DAT_PZ_HANDLE pz_handle,
 						 DAT_RMR_HANDLE *rmr_handle)
 {
-	if (datreg_bad_handle(pz_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
-	return DAT_HANDLE_TO_PROVIDER(pz_handle)->rmr_create_for_ep_func(
-		pz_handle, rmr_handle);
+	return DATREG_CALL(pz_handle, DAT_INVALID_HANDLE_PZ,
+			   rmr_create_for_ep_func, rmr_handle);
 }

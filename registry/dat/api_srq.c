@@ -16,21 +16,13 @@ OPENRDMA_EXPORT DAT_RETURN dat_srq_create(DAT_IA_HANDLE ia_handle,
 					  DAT_SRQ_ATTR *srq_attr,
 					  DAT_SRQ_HANDLE *srq_handle)
 {
-	DAT_IA_HANDLE pia;
-	DAT_RETURN ret;
-
-	ret = datreg_ia_handle_get(ia_handle, &pia);
-	if (ret != DAT_SUCCESS)
-		return ret;
-	return DAT_HANDLE_TO_PROVIDER(pia)->srq_create_func(
-		pia, pz_handle, srq_attr, srq_handle);
+	return DATREG_IA_CALL(ia_handle, srq_create_func, pz_handle, srq_attr,
+			      srq_handle);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_srq_free(DAT_SRQ_HANDLE srq_handle)
 {
-	if (datreg_bad_handle(srq_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
-	return DAT_HANDLE_TO_PROVIDER(srq_handle)->srq_free_func(srq_handle);
+	return DATREG_CALL(srq_handle, DAT_INVALID_HANDLE_SRQ, srq_free_func);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq_handle,
@@ -38,37 +30,29 @@ OPENRDMA_EXPORT DAT_RETURN dat_srq_post_recv(DAT_SRQ_HANDLE srq_handle,
 					     DAT_LMR_TRIPLET *local_iov,
 					     DAT_DTO_COOKIE user_cookie)
 {
-	if (datreg_bad_handle(srq_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
-	return DAT_HANDLE_TO_PROVIDER(srq_handle)
-		->srq_post_recv_func(srq_handle, num_segments, local_iov,
-				     user_cookie);
+	return DATREG_CALL(srq_handle, DAT_INVALID_HANDLE_SRQ,
+			   srq_post_recv_func, num_segments, local_iov,
+			   user_cookie);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_srq_query(DAT_SRQ_HANDLE srq_handle,
 					 DAT_SRQ_PARAM_MASK srq_param_mask,
 					 DAT_SRQ_PARAM *srq_param)
 {
-	if (datreg_bad_handle(srq_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
-	return DAT_HANDLE_TO_PROVIDER(srq_handle)
-		->srq_query_func(srq_handle, srq_param_mask, srq_param);
+	return DATREG_CALL(srq_handle, DAT_INVALID_HANDLE_SRQ, srq_query_func,
+			   srq_param_mask, srq_param);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_srq_resize(DAT_SRQ_HANDLE srq_handle,
 					  DAT_COUNT srq_max_recv_dto)
 {
-	if (datreg_bad_handle(srq_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
-	return DAT_HANDLE_TO_PROVIDER(srq_handle)
-		->srq_resize_func(srq_handle, srq_max_recv_dto);
+	return DATREG_CALL(srq_handle, DAT_INVALID_HANDLE_SRQ, srq_resize_func,
+			   srq_max_recv_dto);
 }
 
 OPENRDMA_EXPORT DAT_RETURN dat_srq_set_lw(DAT_SRQ_HANDLE srq_handle,
 					  DAT_COUNT low_watermark)
 {
-	if (datreg_bad_handle(srq_handle))
-		return DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_SRQ);
-	return DAT_HANDLE_TO_PROVIDER(srq_handle)
-		->srq_set_lw_func(srq_handle, low_watermark);
+	return DATREG_CALL(srq_handle, DAT_INVALID_HANDLE_SRQ, srq_set_lw_func,
+			   low_watermark);
 }

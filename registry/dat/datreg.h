@@ -124,4 +124,34 @@ static inline bool datreg_bad_handle(DAT_HANDLE h)
 	return !h || datreg_is_ia_index(h);
 }
 
+/*
+ * The body of a consumer call on a non-IA handle: refuses a bad one
+ * (DAT_INVALID_HANDLE with subtype sub), else calls the slot of the
+ * table that the handle's object points to.
+ */
+#define DATREG_CALL(h, sub, slot, ...)                   \
+	(datreg_bad_handle(h) ?                          \
+		 DATREG_ERR(DAT_INVALID_HANDLE, (sub)) : \
+		 DAT_HANDLE_TO_PROVIDER(h)->slot((h), ##__VA_ARGS__))
+
+/* The same on any handle: an IA index stands for the provider's IA. */
+#define DATREG_ANY_CALL(h, slot, ...)                                        \
+	({                                                                   \
+		DAT_HANDLE h_ = (h);                                         \
+		h_ ? (h_ = datreg_any_handle(h_),                            \
+		      DAT_HANDLE_TO_PROVIDER(h_)->slot(h_, ##__VA_ARGS__)) : \
+		     DATREG_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1);    \
+	})
+
+/* The same on an IA handle, which is translated to the provider's IA. */
+#define DATREG_IA_CALL(ia, slot, ...)                                       \
+	({                                                                  \
+		DAT_IA_HANDLE pia_;                                         \
+		DAT_RETURN r_ = datreg_ia_handle_get((ia), &pia_);          \
+		r_ == DAT_SUCCESS ?                                         \
+			DAT_HANDLE_TO_PROVIDER(pia_)->slot(pia_,            \
+							   ##__VA_ARGS__) : \
+			r_;                                                 \
+	})
+
 #endif /* REGISTRY_DAT_DATREG_H */

@@ -431,17 +431,26 @@ void datreg_provider_close(struct datreg_open *o)
 
 /* ------------------------------------------------------------ provider API */
 
-OPENRDMA_EXPORT DAT_RETURN dat_registry_add_provider(
-	const DAT_PROVIDER *provider, const DAT_PROVIDER_INFO *info)
+/* The arguments both calls check, in their order. */
+static DAT_RETURN dr_args(const DAT_PROVIDER *provider,
+			  const DAT_PROVIDER_INFO *info)
 {
-	struct datreg_provider *p;
-	DAT_RETURN ret = DAT_SUCCESS;
-	bool locked = !registering;
-
 	if (!provider)
 		return DATREG_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
 	if (!info)
 		return DATREG_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	return DAT_SUCCESS;
+}
+
+OPENRDMA_EXPORT DAT_RETURN dat_registry_add_provider(
+	const DAT_PROVIDER *provider, const DAT_PROVIDER_INFO *info)
+{
+	struct datreg_provider *p;
+	DAT_RETURN ret = dr_args(provider, info);
+	bool locked = !registering;
+
+	if (ret != DAT_SUCCESS)
+		return ret;
 	/* from a provider's init the registry's lock is held already */
 	if (locked)
 		datreg_lock();
@@ -472,13 +481,11 @@ OPENRDMA_EXPORT DAT_RETURN dat_registry_remove_provider(
 	const DAT_PROVIDER *provider, const DAT_PROVIDER_INFO *info)
 {
 	struct datreg_provider **pp, *p = NULL;
-	DAT_RETURN ret = DAT_SUCCESS;
+	DAT_RETURN ret = dr_args(provider, info);
 	bool locked = !registering;
 
-	if (!provider)
-		return DATREG_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
-	if (!info)
-		return DATREG_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	if (ret != DAT_SUCCESS)
+		return ret;
 	if (locked)
 		datreg_lock();
 	for (pp = &providers; *pp; pp = &(*pp)->next) {

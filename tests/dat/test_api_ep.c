@@ -131,6 +131,53 @@ Test(dat_ep, create_errors)
 	t_pair_teardown(&p);
 }
 
+/* Objects of one IA are not another's, even on the same interface. */
+Test(dat_ep, evds_of_another_ia)
+{
+	DAT_EVD_HANDLE dto, conn, cr;
+	DAT_PSP_HANDLE psp;
+	DAT_EP_PARAM param;
+	DAT_EP_HANDLE ep;
+	struct t_pair p;
+	struct t_ia t2;
+
+	t_pair_setup(&p, NULL);
+	t_ia_open(&t2);
+	T_OK(dat_evd_create(t2.ia, T_QLEN, DAT_HANDLE_NULL, DAT_EVD_DTO_FLAG,
+			    &dto));
+	T_OK(dat_evd_create(t2.ia, T_QLEN, DAT_HANDLE_NULL,
+			    DAT_EVD_CONNECTION_FLAG, &conn));
+	T_OK(dat_evd_create(t2.ia, T_QLEN, DAT_HANDLE_NULL, DAT_EVD_CR_FLAG,
+			    &cr));
+	T_ERR(dat_ep_create(p.t.ia, p.t.pz, dto, p.req[0], p.conn[0], NULL,
+			    &ep),
+	      DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_RECV);
+	T_ERR(dat_ep_create(p.t.ia, p.t.pz, p.recv[0], dto, p.conn[0], NULL,
+			    &ep),
+	      DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_REQUEST);
+	T_ERR(dat_ep_create(p.t.ia, p.t.pz, p.recv[0], p.req[0], conn, NULL,
+			    &ep),
+	      DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CONN);
+	T_ERR(dat_ep_create(p.t.ia, t2.pz, p.recv[0], p.req[0], p.conn[0], NULL,
+			    &ep),
+	      DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_PZ);
+	memset(&param, 0, sizeof(param));
+	param.connect_evd_handle = conn;
+	T_ERR(dat_ep_modify(p.ep[0], DAT_EP_FIELD_CONNECT_EVD_HANDLE, &param),
+	      DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CONN);
+	param.recv_evd_handle = dto;
+	T_ERR(dat_ep_modify(p.ep[0], DAT_EP_FIELD_RECV_EVD_HANDLE, &param),
+	      DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_RECV);
+	T_ERR(dat_psp_create(p.t.ia, p.qual + 1, cr, DAT_PSP_CONSUMER_FLAG,
+			     &psp),
+	      DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
+	T_OK(dat_evd_free(cr));
+	T_OK(dat_evd_free(conn));
+	T_OK(dat_evd_free(dto));
+	t_ia_close(&t2);
+	t_pair_teardown(&p);
+}
+
 Test(dat_ep, unconfigured_then_modified)
 {
 	DAT_EP_PARAM param;
@@ -599,11 +646,13 @@ Test(dat_ep, dup_connect)
 
 Test(dat_ep, disconnect_pending_connect)
 {
+	DAT_CR_HANDLE cr;
 	DAT_EVENT ev;
 	struct t_pair p;
 
 	t_pair_setup(&p, NULL);
 	connect_to(&p, p.ep[0], p.qual, 0, NULL);
+	cr = next_cr(p.cr_evd, p.psp);
 	/* nobody accepts: the consumer gives up */
 	T_OK(dat_ep_disconnect(p.ep[0], DAT_CLOSE_ABRUPT_FLAG));
 	ev = t_wait(p.conn[0], DAT_CONNECTION_EVENT_DISCONNECTED);
@@ -611,7 +660,52 @@ Test(dat_ep, disconnect_pending_connect)
 	cr_assert_eq(state_of(p.ep[0]), DAT_EP_STATE_DISCONNECTED);
 	T_OK(dat_ep_reset(p.ep[0]));
 	/* the request stays until the consumer answers it */
+	T_OK(dat_cr_reject(cr, 0, NULL));
+	t_empty(p.conn[0]);
+	t_pair_teardown(&p);
+}
+
+Test(dat_ep, connect_timeout)
+{
+	DAT_CR_HANDLE cr;
+	DAT_EVENT ev;
+	struct t_pair p;
+
+	t_pair_setup(&p, NULL);
+	/* nobody accepts within 50 ms */
+	T_OK(dat_ep_connect(p.ep[0], p.t.attr.ia_address_ptr, p.qual, 50000, 0,
+			    NULL, DAT_QOS_BEST_EFFORT,
+			    DAT_CONNECT_DEFAULT_FLAG));
+	cr = next_cr(p.cr_evd, p.psp);
+	ev = t_wait(p.conn[0], DAT_CONNECTION_EVENT_TIMED_OUT);
+	cr_assert_eq(ev.event_data.connect_event_data.ep_handle, p.ep[0]);
+	cr_assert_eq(state_of(p.ep[0]), DAT_EP_STATE_DISCONNECTED);
+	T_ERR(dat_ep_post_send(p.ep[0], 0, NULL, t_cookie(1),
+			       DAT_COMPLETION_DEFAULT_FLAG),
+	      DAT_INVALID_STATE, DAT_INVALID_STATE_EP_DISCONNECTED);
+	/* a late accept does not revive the attempt */
+	T_OK(dat_cr_accept(cr, p.ep[1], 0, NULL));
+	T_OK(dat_evd_wait(p.conn[1], T_TIMEOUT_US, 1, &ev, NULL));
+	t_empty(p.conn[0]);
+	cr_assert_eq(state_of(p.ep[0]), DAT_EP_STATE_DISCONNECTED);
+	T_OK(dat_ep_disconnect(p.ep[0], DAT_CLOSE_ABRUPT_FLAG));
+	T_OK(dat_ep_reset(p.ep[0]));
+	if (ev.event_number == DAT_CONNECTION_EVENT_ESTABLISHED)
+		t_wait(p.conn[1], DAT_CONNECTION_EVENT_DISCONNECTED);
+	T_OK(dat_ep_reset(p.ep[1]));
+	/* a timer that does not expire leaves the connection alone */
+	t_pair_connect(&p);
+	T_OK(dat_ep_disconnect(p.ep[0], DAT_CLOSE_GRACEFUL_FLAG));
+	t_wait(p.conn[0], DAT_CONNECTION_EVENT_DISCONNECTED);
+	t_wait(p.conn[1], DAT_CONNECTION_EVENT_DISCONNECTED);
+	/* timeout 0: the attempt is over at once */
+	T_OK(dat_ep_reset(p.ep[0]));
+	T_OK(dat_ep_connect(p.ep[0], p.t.attr.ia_address_ptr, p.qual, 0, 0,
+			    NULL, DAT_QOS_BEST_EFFORT,
+			    DAT_CONNECT_DEFAULT_FLAG));
+	t_wait(p.conn[0], DAT_CONNECTION_EVENT_TIMED_OUT);
 	T_OK(dat_cr_reject(next_cr(p.cr_evd, p.psp), 0, NULL));
+	t_empty(p.conn[0]);
 	t_pair_teardown(&p);
 }
 

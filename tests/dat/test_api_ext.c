@@ -165,6 +165,9 @@ Test(dat_ext, counters)
 	      DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	T_ERR(dat_ib_query_counters(p.ep[0], 0, NULL, 0), DAT_INVALID_PARAMETER,
 	      DAT_INVALID_ARG4);
+	/* an operation the extension does not define, bare as in DAPL */
+	T_ERR(dat_extension_op(p.ep[0], (DAT_EXTENDED_OP)0x0fff),
+	      DAT_NOT_IMPLEMENTED, DAT_NO_SUBTYPE);
 	t_pair_teardown(&p);
 }
 

@@ -6,9 +6,13 @@
  */
 #include "config.h"
 
+#include <dirent.h>
+#include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/dat/test_api_common.h"
@@ -60,6 +64,137 @@ Test(dat_ia, open_query_close)
 	t_ia_close(&t);
 	T_ERR(dat_ia_close(t.ia, DAT_CLOSE_ABRUPT_FLAG), DAT_INVALID_HANDLE,
 	      DAT_INVALID_HANDLE_IA);
+}
+
+static int mapped_one(struct dl_phdr_info *info, size_t size, void *name)
+{
+	return strstr(info->dlpi_name, name) != NULL;
+}
+
+/* Whether a shared object whose path contains name is mapped. */
+static bool mapped(const char *name)
+{
+	return dl_iterate_phdr(mapped_one, (void *)name) != 0;
+}
+
+static int threads(void)
+{
+	struct dirent *de;
+	DIR *dir;
+	int n = 0;
+
+	dir = opendir("/proc/self/task");
+	cr_assert_not_null(dir);
+	while ((de = readdir(dir)))
+		n += de->d_name[0] != '.';
+	closedir(dir);
+	return n;
+}
+
+/*
+ * The registry unloads the provider once its last IA is closed, and
+ * libopenrdma, which nothing else here uses, goes with it: each cycle
+ * starts from nothing and leaves no thread behind and, as the sanitizer
+ * builds' leak check shows, no memory (libopenrdma releases its registry,
+ * parameters and config file when unloaded).
+ */
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+/*
+ * In sanitizer builds, fails the test on a leak (the report says which):
+ * a leak in a Criterion test's process is only printed, the test passes.
+ */
+int __lsan_do_recoverable_leak_check(void) __attribute__((weak));
+
+static void no_leaks(void)
+{
+	if (__lsan_do_recoverable_leak_check)
+		cr_assert_eq(__lsan_do_recoverable_leak_check(), 0,
+			     "leaks: see the LeakSanitizer report");
+}
+
+Test(dat_ia, unload_cycles)
+{
+	struct t_pair p;
+	pthread_t tid;
+	int before, i;
+
+	/* a sanitizer's runtime starts its own thread with the first one */
+	cr_assert_eq(pthread_create(&tid, NULL, nothing, NULL), 0);
+	pthread_join(tid, NULL);
+	before = threads();
+
+	cr_assert(!mapped("/libopenrdma.so"), "libopenrdma linked in");
+	for (i = 0; i < 3; i++) {
+		t_pair_setup(&p, NULL);
+		t_pair_connect(&p);
+		cr_assert(mapped("/libopenrdma-dat.so"));
+		cr_assert(mapped("/libopenrdma.so"));
+		t_pair_teardown(&p);
+		cr_assert(!mapped("/libopenrdma-dat.so"), "cycle %d", i);
+		cr_assert(!mapped("/libopenrdma.so"), "cycle %d", i);
+		cr_assert_eq(threads(), before, "cycle %d", i);
+	}
+	no_leaks();
+}
+
+/*
+ * The same with a config file (openrdma_config(5)) and a drop-in, whose
+ * settings and interface lines are read on each cycle's first open:
+ * libopenrdma frees them as well when unloaded.
+ */
+Test(dat_ia, unload_cycles_config)
+{
+	char dir[] = "/tmp/openrdma-dat-unload-XXXXXX";
+	char path[sizeof(dir) + 64], dropin[sizeof(dir) + 64];
+	char name[] = "ofa-openrdma-unload_conf1";
+	DAT_EVD_HANDLE async;
+	DAT_IA_HANDLE ia;
+	DAT_IA_ATTR attr;
+	struct t_pair p;
+	FILE *fp;
+	int i;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/openrdma.conf", dir);
+	fp = fopen(path, "w");
+	cr_assert_not_null(fp);
+	fprintf(fp, "# settings and an interface\n"
+		    "log_level = warn\n"
+		    "tcp.nodelay = yes\n"
+		    "interface unload_conf0 transport=self device=self\n");
+	fclose(fp);
+	snprintf(dropin, sizeof(dropin), "%s/interfaces.d", dir);
+	cr_assert_eq(mkdir(dropin, 0700), 0);
+	snprintf(dropin, sizeof(dropin), "%s/interfaces.d/a.conf", dir);
+	fp = fopen(dropin, "w");
+	cr_assert_not_null(fp);
+	fprintf(fp, "interface unload_conf1 transport=self device=self\n");
+	fclose(fp);
+	setenv("OPENRDMA_CONFIG", path, 1);
+
+	for (i = 0; i < 3; i++) {
+		t_pair_setup(&p, NULL);
+		t_pair_connect(&p);
+		cr_assert(mapped("/libopenrdma.so"));
+		/* read again on each cycle: the drop-in's interface opens */
+		async = NULL;
+		T_OK(dat_ia_open(name, 8, &async, &ia));
+		T_OK(dat_ia_query(ia, NULL, DAT_IA_FIELD_ALL, &attr, 0, NULL));
+		cr_assert_str_eq(attr.adapter_name, "unload_conf1");
+		T_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
+		t_pair_teardown(&p);
+		cr_assert(!mapped("/libopenrdma.so"), "cycle %d", i);
+	}
+	no_leaks();
+	unlink(dropin);
+	snprintf(dropin, sizeof(dropin), "%s/interfaces.d", dir);
+	rmdir(dropin);
+	unlink(path);
+	rmdir(dir);
 }
 
 Test(dat_ia, open_errors)
@@ -218,6 +353,64 @@ Test(dat_ia, providers_related)
 	      DAT_INVALID_PARAMETER, DAT_INVALID_ARG1);
 	T_ERR(dat_registry_providers_related(a, a, NULL), DAT_INVALID_PARAMETER,
 	      DAT_INVALID_ARG3);
+}
+
+/*
+ * The calls that take any handle, given memory that starts with the
+ * provider's table as every handle does but is no object of it: the
+ * provider refuses it with the subtype of the first argument.
+ */
+Test(dat_ia, any_handle_not_an_object)
+{
+	void *fake[16] = { 0 };
+	DAT_HANDLE_TYPE type;
+	DAT_CONTEXT ctx;
+	struct t_ia t;
+
+	t_ia_open(&t);
+	fake[0] = *(void **)t.pz;
+	ctx.as_64 = 7;
+	T_ERR(dat_set_consumer_context((DAT_HANDLE)fake, ctx),
+	      DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1);
+	T_ERR(dat_get_consumer_context((DAT_HANDLE)fake, &ctx),
+	      DAT_INVALID_HANDLE, DAT_INVALID_HANDLE1);
+	T_ERR(dat_get_handle_type((DAT_HANDLE)fake, &type), DAT_INVALID_HANDLE,
+	      DAT_INVALID_HANDLE1);
+	cr_assert_eq(ctx.as_64, 7);
+	/* the real one is unchanged */
+	T_OK(dat_get_consumer_context(t.pz, &ctx));
+	cr_assert_eq(ctx.as_64, 0);
+	t_ia_close(&t);
+}
+
+/*
+ * Slot 79 (ia_ha_related_func): no libdat2 function calls it, so it is
+ * reached through DAT_IA_HA_RELATED with the provider's own IA pointer,
+ * as a query returns it.  Two names are related when they name one
+ * interface.
+ */
+Test(dat_ia, ha_related_slot)
+{
+	char other[] = "ofa-openrdma-no-such-interface0";
+	DAT_BOOLEAN answer = DAT_FALSE;
+	DAT_PZ_PARAM param;
+	DAT_IA_HANDLE ia;
+	struct t_ia t;
+
+	t_ia_open(&t);
+	T_OK(dat_pz_query(t.pz, DAT_PZ_FIELD_ALL, &param));
+	ia = param.ia_handle;
+	T_OK(DAT_IA_HA_RELATED(ia, t_ia_name(), &answer));
+	cr_assert_eq(answer, DAT_TRUE);
+	T_OK(DAT_IA_HA_RELATED(ia, other, &answer));
+	cr_assert_eq(answer, DAT_FALSE);
+	T_ERR(DAT_IA_HA_RELATED(ia, NULL, &answer), DAT_INVALID_PARAMETER,
+	      DAT_INVALID_ARG2);
+	T_ERR(DAT_IA_HA_RELATED(ia, t_ia_name(), NULL), DAT_INVALID_PARAMETER,
+	      DAT_INVALID_ARG3);
+	T_ERR(DAT_IA_HA_RELATED(t.pz, t_ia_name(), &answer), DAT_INVALID_HANDLE,
+	      DAT_INVALID_HANDLE_IA);
+	t_ia_close(&t);
 }
 
 Test(dat_ia, async_exists_then_created)

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/dat/test_api_common.h"
 
@@ -101,7 +102,24 @@ Test(dat_post, rdma_write_read)
 	r.segment_length = 100;
 	T_ERR(dat_ep_post_rdma_read(p.ep[0], 1, &l, t_cookie(3), &r,
 				    DAT_COMPLETION_DEFAULT_FLAG),
-	      DAT_LENGTH_ERROR, -1);
+	      DAT_LENGTH_ERROR, DAT_NO_SUBTYPE);
+	T_ERR(dat_ep_post_rdma_read(p.ep[0], 1, &l, t_cookie(3), NULL,
+				    DAT_COMPLETION_DEFAULT_FLAG),
+	      DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	T_ERR(dat_ep_post_rdma_read(p.ep[0], 1, &l, t_cookie(3), &r,
+				    (DAT_COMPLETION_FLAGS)0x100),
+	      DAT_INVALID_PARAMETER, DAT_INVALID_ARG6);
+	T_ERR(dat_ep_post_rdma_read(p.ep[0], -1, &l, t_cookie(3), &r,
+				    DAT_COMPLETION_DEFAULT_FLAG),
+	      DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	T_ERR(dat_ep_post_rdma_read(p.ep[0], 1, NULL, t_cookie(3), &r,
+				    DAT_COMPLETION_DEFAULT_FLAG),
+	      DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	T_ERR(dat_ep_post_rdma_read(p.t.pz, 1, &l, t_cookie(3), &r,
+				    DAT_COMPLETION_DEFAULT_FLAG),
+	      DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+	/* nothing of that was posted */
+	t_empty(p.req[0]);
 	T_ERR(dat_ep_post_rdma_write(p.ep[0], 1, &l, t_cookie(3), NULL,
 				     DAT_COMPLETION_DEFAULT_FLAG),
 	      DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
@@ -114,13 +132,14 @@ Test(dat_post, rdma_write_read)
 /* Many suppressed requests on a small ring: no event, no exhaustion. */
 Test(dat_post, suppressed_requests_reclaim)
 {
+	DAT_RETURN ret = DAT_SUCCESS;
 	DAT_LMR_TRIPLET l;
 	DAT_RMR_TRIPLET r;
 	DAT_EP_ATTR attr;
 	DAT_EVENT ev;
 	DAT_BOOLEAN qi;
 	struct t_pair p;
-	int i;
+	int i, tries;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.max_recv_dtos = 8;
@@ -135,8 +154,18 @@ Test(dat_post, suppressed_requests_reclaim)
 	l = t_seg(&p.mem[0], 0, 64);
 	r = t_rseg(&p.mem[1], 0, 64);
 	for (i = 0; i < 500; i++) {
-		T_OK(dat_ep_post_rdma_write(p.ep[0], 1, &l, t_cookie(i), &r,
-					    DAT_COMPLETION_SUPPRESS_FLAG));
+		/* a transport that completes later fills the ring for a while */
+		for (tries = 0; tries < 50000; tries++) {
+			ret = dat_ep_post_rdma_write(
+				p.ep[0], 1, &l, t_cookie(i), &r,
+				DAT_COMPLETION_SUPPRESS_FLAG);
+			if (DAT_GET_TYPE(ret) != DAT_INSUFFICIENT_RESOURCES)
+				break;
+			cr_assert_eq(dat_evd_dequeue(p.req[0], &ev),
+				     DAT_QUEUE_EMPTY);
+			usleep(100);
+		}
+		cr_assert_eq(ret, DAT_SUCCESS, "post %d: %s", i, t_str(ret));
 		/* reading the EVD reclaims; it has nothing to report */
 		if (i % 2)
 			cr_assert_eq(dat_evd_dequeue(p.req[0], &ev),
@@ -164,14 +193,22 @@ Test(dat_post, suppressed_requests_reclaim)
 Test(dat_post, argument_and_state_errors)
 {
 	DAT_LMR_TRIPLET s[64];
+	DAT_RMR_TRIPLET r;
 	DAT_EP_HANDLE norecv;
 	struct t_pair p;
 
 	t_pair_setup(&p, NULL);
 	s[0] = t_seg(&p.mem[0], 0, 8);
-	/* not connected: no sends; receives are fine */
+	/* not connected: no sends, reads or writes; receives are fine */
 	T_ERR(dat_ep_post_send(p.ep[0], 1, s, t_cookie(1),
 			       DAT_COMPLETION_DEFAULT_FLAG),
+	      DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONNECTED);
+	r = t_rseg(&p.mem[1], 0, 8);
+	T_ERR(dat_ep_post_rdma_read(p.ep[0], 1, s, t_cookie(1), &r,
+				    DAT_COMPLETION_DEFAULT_FLAG),
+	      DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONNECTED);
+	T_ERR(dat_ep_post_rdma_write(p.ep[0], 1, s, t_cookie(1), &r,
+				     DAT_COMPLETION_DEFAULT_FLAG),
 	      DAT_INVALID_STATE, DAT_INVALID_STATE_EP_UNCONNECTED);
 	T_OK(dat_ep_post_recv(p.ep[0], 1, s, t_cookie(1),
 			      DAT_COMPLETION_DEFAULT_FLAG));

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/dat/test_api_common.h"
 
@@ -10,16 +11,25 @@ struct srq_pair {
 	struct t_pair p;
 	DAT_SRQ_HANDLE srq;
 	DAT_EP_HANDLE srq_ep; /* passive, on the SRQ */
+	DAT_CNO_HANDLE cno;
 };
 
-/* ep[0] connected to an EP of the SRQ, which reports to recv[1]. */
+/*
+ * ep[0] connected to an EP of the SRQ, which reports to recv[1].  A
+ * receive counts against its EP once it reaches the EVD: recv[1] gets a
+ * CNO, so that receives reach it as they complete, not only when the
+ * test reads it, whatever the transport's timing.
+ */
 static void srq_pair(struct srq_pair *s, DAT_COUNT dtos, DAT_COUNT lw)
 {
+	DAT_OS_WAIT_PROXY_AGENT none = { NULL, NULL };
 	DAT_SRQ_ATTR attr = { dtos, 2, lw };
 	DAT_CR_HANDLE cr;
 	DAT_EVENT ev;
 
 	t_pair_setup(&s->p, NULL);
+	T_OK(dat_cno_create(s->p.t.ia, none, &s->cno));
+	T_OK(dat_evd_modify_cno(s->p.recv[1], s->cno));
 	T_OK(dat_srq_create(s->p.t.ia, s->p.t.pz, &attr, &s->srq));
 	T_OK(dat_ep_create_with_srq(s->p.t.ia, s->p.t.pz, s->p.recv[1],
 				    s->p.req[1], s->p.conn[1], s->srq, NULL,
@@ -38,6 +48,8 @@ static void srq_pair_teardown(struct srq_pair *s)
 {
 	T_OK(dat_ep_free(s->srq_ep));
 	T_OK(dat_srq_free(s->srq));
+	T_OK(dat_evd_modify_cno(s->p.recv[1], DAT_HANDLE_NULL));
+	T_OK(dat_cno_free(s->cno));
 	t_pair_teardown(&s->p);
 }
 
@@ -54,6 +66,21 @@ static void send_one(struct srq_pair *s, uint64_t cookie)
 
 	T_OK(dat_ep_post_send(s->p.ep[0], 1, &l, t_cookie(cookie),
 			      DAT_COMPLETION_SUPPRESS_FLAG));
+}
+
+/* The receives the SRQ EP holds, once they are want (or 5 s passed). */
+static DAT_COUNT held(struct srq_pair *s, DAT_COUNT want, DAT_COUNT *span)
+{
+	DAT_COUNT n = -1;
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		T_OK(dat_ep_recv_query(s->srq_ep, &n, span));
+		if (n == want)
+			break;
+		usleep(1000);
+	}
+	return n;
 }
 
 Test(dat_srq, create_query_errors)
@@ -146,7 +173,7 @@ Test(dat_srq, receive_through_srq)
 	cr_assert_eq(d.user_cookie.as_64, 101);
 	cr_assert_eq(d.transfered_length, 32);
 	/* the second is the EP's until the consumer takes it */
-	T_OK(dat_ep_recv_query(s.srq_ep, &n, &span));
+	n = held(&s, 1, &span);
 	cr_assert_eq(n, 1);
 	T_OK(dat_srq_query(s.srq, DAT_SRQ_FIELD_ALL, &param));
 	cr_assert_eq(param.outstanding_dto_count, 1);
@@ -200,10 +227,10 @@ Test(dat_srq, hard_watermark_breaks_connection)
 	send_one(&s, 1);
 	send_one(&s, 2);
 	send_one(&s, 3);
-	t_dto(s.p.recv[1], DAT_DTO_SUCCESS);
 	ev = t_wait(s.p.t.async, DAT_ASYNC_ERROR_EP_BROKEN);
 	cr_assert_eq(ev.event_data.asynch_error_event_data.dat_handle,
 		     s.srq_ep);
+	cr_assert_eq(t_dto(s.p.recv[1], DAT_DTO_SUCCESS).user_cookie.as_64, 1);
 	srq_pair_teardown(&s);
 }
 

@@ -3,12 +3,13 @@
  * it_callbacks: the ping-pong of it_pingpong, driven by EVD callbacks
  * instead of waits.  Each side attaches a callback to its receive SEVD
  * that takes the completions, posts the next receive and sends the next
- * message; a second callback drains the request SEVD.  The main thread
- * only waits for the end.
+ * message, taking its earlier send completions from the request SEVD
+ * first.  The main thread only waits for the end.
  *
  *   it_callbacks [-d interface] [-p port] [-n iters] [-s size] [-l] [server]
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,7 +29,6 @@ struct cb_side {
 	/* written by the callbacks, which never run concurrently per SEVD */
 	unsigned int received;
 	unsigned int sent;
-	unsigned int completed; /* sends */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool done;
@@ -44,10 +44,35 @@ static void finish(struct cb_side *s, bool failed)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/*
+ * The send completions so far, taken before each send: the request SEVD
+ * then holds at most the one or two in flight, however late the callback
+ * threads run (a callback of its own on it could be held up while the
+ * ping-pong goes on, and the SEVD overflow).
+ */
+static it_status_t sends_done(struct cb_side *s)
+{
+	it_event_t ev;
+
+	while (it_evd_dequeue(s->x.sq, &ev) == IT_SUCCESS) {
+		if (ev.dto_cmpl.dto_status != IT_DTO_SUCCESS) {
+			fprintf(stderr,
+				"%s: send %" PRIu64 " failed: status %d\n",
+				s->server ? "server" : "client",
+				(uint64_t)ev.dto_cmpl.cookie,
+				(int)ev.dto_cmpl.dto_status);
+			return IT_ERR_ABORT;
+		}
+	}
+	return IT_SUCCESS;
+}
+
 static it_status_t send_msg(struct cb_side *s)
 {
 	it_lmr_triplet_t seg = itx_seg(&s->sbuf, 0, s->size);
 
+	if (sends_done(s))
+		return IT_ERR_ABORT;
 	s->sent++;
 	return it_post_send(s->ep, &seg, 1, s->sent, IT_COMPLETION_FLAG);
 }
@@ -62,8 +87,11 @@ static void on_recv(it_evd_handle_t evd, void *arg)
 	while (it_evd_dequeue(evd, &ev) == IT_SUCCESS) {
 		if (ev.dto_cmpl.dto_status != IT_DTO_SUCCESS ||
 		    ev.dto_cmpl.transferred_length != s->size) {
-			fprintf(stderr, "receive failed: status %d\n",
-				(int)ev.dto_cmpl.dto_status);
+			fprintf(stderr,
+				"%s: receive %u failed: status %d, %zu bytes\n",
+				s->server ? "server" : "client",
+				s->received + 1, (int)ev.dto_cmpl.dto_status,
+				(size_t)ev.dto_cmpl.transferred_length);
 			finish(s, true);
 			return;
 		}
@@ -78,6 +106,8 @@ static void on_recv(it_evd_handle_t evd, void *arg)
 			memcpy(s->sbuf.p, s->rbuf.p, s->size);
 			if (send_msg(s))
 				finish(s, true);
+			else if (s->received == s->iters)
+				finish(s, false);
 			continue;
 		}
 		if (s->rbuf.p[0] != (unsigned char)s->received) {
@@ -93,24 +123,6 @@ static void on_recv(it_evd_handle_t evd, void *arg)
 		s->sbuf.p[0] = (unsigned char)(s->received + 1);
 		if (send_msg(s))
 			finish(s, true);
-	}
-}
-
-/* Send completions: the server is done once its last answer is out. */
-static void on_send(it_evd_handle_t evd, void *arg)
-{
-	struct cb_side *s = arg;
-	it_event_t ev;
-
-	while (it_evd_dequeue(evd, &ev) == IT_SUCCESS) {
-		if (ev.dto_cmpl.dto_status != IT_DTO_SUCCESS) {
-			fprintf(stderr, "send failed: status %d\n",
-				(int)ev.dto_cmpl.dto_status);
-			finish(s, true);
-			return;
-		}
-		if (++s->completed == s->iters && s->server)
-			finish(s, false);
 	}
 }
 
@@ -153,8 +165,6 @@ static int setup(struct cb_side *s, const struct itx_opts *o)
 			 IT_SUCCESS;
 	if (!st)
 		st = it_evd_callback_attach(s->x.rq, on_recv, s);
-	if (!st)
-		st = it_evd_callback_attach(s->x.sq, on_send, s);
 	return st ? itx_fail("callback set-up", st) : 0;
 }
 
@@ -179,6 +189,8 @@ static int callbacks(const struct itx_opts *o, bool server)
 		if (itx_listen(&s.x, o, &l) || itx_accept(&s.x, s.ep, NULL, 0))
 			goto out;
 		ret = wait_done(&s);
+		if (!ret)
+			ret = itx_disconnect(&s.x, &s.ep, 1, true);
 		goto out;
 	}
 	seg = itx_seg(&s.rbuf, 0, s.size);
@@ -193,6 +205,8 @@ static int callbacks(const struct itx_opts *o, bool server)
 	}
 	ret = wait_done(&s);
 	us = itx_now_us() - t0;
+	if (!ret)
+		ret = itx_disconnect(&s.x, &s.ep, 1, false);
 	if (!ret) {
 		printf("interface      %s\n", o->dev);
 		printf("message size   %zu bytes, %u round trips by callbacks\n",
@@ -202,10 +216,8 @@ static int callbacks(const struct itx_opts *o, bool server)
 	}
 out:
 	/* detaching waits for a running callback: then nothing touches s */
-	if (s.x.ia) {
+	if (s.x.ia)
 		it_evd_callback_detach(s.x.rq);
-		it_evd_callback_detach(s.x.sq);
-	}
 	itx_close(&s.x);
 	itx_buf_free(&s.sbuf);
 	itx_buf_free(&s.rbuf);

@@ -382,6 +382,23 @@ int itx_accept(struct itx *x, it_ep_handle_t ep, const void *pdata, size_t len)
 	return itx_wait(x->cmsg, IT_CM_MSG_CONN_ESTABLISHED_EVENT, NULL);
 }
 
+int itx_disconnect(struct itx *x, const it_ep_handle_t *ep, unsigned int n,
+		   bool server)
+{
+	unsigned int i;
+	it_status_t st;
+
+	for (i = 0; !server && i < n; i++) {
+		st = it_ep_disconnect(ep[i], NULL, 0);
+		if (st)
+			return itx_fail("it_ep_disconnect", st);
+	}
+	for (i = 0; i < n; i++)
+		if (itx_wait(x->cmsg, IT_CM_MSG_CONN_DISCONNECT_EVENT, NULL))
+			return -1;
+	return 0;
+}
+
 double itx_now_us(void)
 {
 	struct timespec ts;

@@ -15,15 +15,23 @@
 /* Sends report completion one in SIGNAL, which retires the others. */
 #define SIGNAL 16
 
-/* The last send is signaled too: the peer has it when the side ends. */
+/*
+ * The client's last send is signaled too: the server has it when the
+ * client ends.  The server never waits for its last: the client, which
+ * disconnects once it has it, may flush that completion.
+ */
 static int post_send(it_ep_handle_t ep, struct itx_buf *b, size_t len,
-		     unsigned int i, unsigned int iters, it_evd_handle_t sq)
+		     unsigned int i, unsigned int iters, bool server,
+		     it_evd_handle_t sq)
 {
 	it_lmr_triplet_t seg = itx_seg(b, 0, len);
-	it_dto_flags_t flags = i % SIGNAL == SIGNAL - 1 || i == iters - 1 ?
-				       IT_COMPLETION_FLAG :
-				       0;
+	bool last = i == iters - 1;
+	it_dto_flags_t flags = 0;
 	it_status_t st;
+
+	if (server ? !last && i % SIGNAL == SIGNAL - 1 :
+		     last || i % SIGNAL == SIGNAL - 1)
+		flags = IT_COMPLETION_FLAG;
 
 	st = it_post_send(ep, &seg, 1, i, flags);
 	if (st)
@@ -86,10 +94,11 @@ static int pingpong(const struct itx_opts *o, bool server)
 			if (recv_one(&x, ep, &rbuf, o->size))
 				goto out;
 			memcpy(sbuf.p, rbuf.p, o->size);
-			if (post_send(ep, &sbuf, o->size, i, o->iters, x.sq))
+			if (post_send(ep, &sbuf, o->size, i, o->iters, true,
+				      x.sq))
 				goto out;
 		}
-		ret = 0;
+		ret = itx_disconnect(&x, &ep, 1, true);
 		goto out;
 	}
 
@@ -102,7 +111,7 @@ static int pingpong(const struct itx_opts *o, bool server)
 	t0 = itx_now_us();
 	for (i = 0; i < o->iters; i++) {
 		sbuf.p[0] = (unsigned char)i;
-		if (post_send(ep, &sbuf, o->size, i, o->iters, x.sq) ||
+		if (post_send(ep, &sbuf, o->size, i, o->iters, false, x.sq) ||
 		    recv_one(&x, ep, &rbuf, o->size))
 			goto out;
 		if (rbuf.p[0] != (unsigned char)i) {
@@ -119,7 +128,7 @@ static int pingpong(const struct itx_opts *o, bool server)
 	printf("message size   %zu bytes, %u round trips\n", o->size, o->iters);
 	printf("send latency   %.2f us (half round trip)\n", us / o->iters / 2);
 	printf("data check     ok\n");
-	ret = 0;
+	ret = itx_disconnect(&x, &ep, 1, false);
 out:
 	itx_close(&x);
 	itx_buf_free(&sbuf);

@@ -91,10 +91,11 @@ static int server(struct itx *x, const struct itx_opts *o, struct itx_buf *rbuf,
 		count[e] = htobe32(count[e]);
 	memcpy(sbuf->p, count, sizeof(count));
 	seg = itx_seg(sbuf, 0, sizeof(count));
-	st = it_post_send(ep[0], &seg, 1, 0, IT_COMPLETION_FLAG);
+	/* unsignaled: the client disconnects once it has the counts */
+	st = it_post_send(ep[0], &seg, 1, 0, 0);
 	if (st)
 		return itx_fail("it_post_send", st);
-	return itx_wait(x->sq, IT_DTO_SEND_CMPL_EVENT, NULL);
+	return itx_disconnect(x, ep, EPS, true);
 }
 
 static int client(struct itx *x, const struct itx_opts *o, struct itx_buf *rbuf,
@@ -166,7 +167,7 @@ static int client(struct itx *x, const struct itx_opts *o, struct itx_buf *rbuf,
 	}
 	printf("message rate   %.3f Mmsg/s\n", o->iters / us);
 	printf("count check    ok\n");
-	return 0;
+	return itx_disconnect(x, ep, EPS, false);
 }
 
 static int srq(const struct itx_opts *o, bool is_server)

@@ -74,6 +74,13 @@ int itx_connect(struct itx *x, const struct itx_opts *o, it_ep_handle_t ep,
 		it_event_t *ev);
 /* Waits for a request on the listen point and accepts it with ep. */
 int itx_accept(struct itx *x, it_ep_handle_t ep, const void *pdata, size_t len);
+/*
+ * Ends the connections of n endpoints in order: the client disconnects
+ * them once it has all it waited for, the server waits for that, so that
+ * neither frees an endpoint while its messages are still on the way.
+ */
+int itx_disconnect(struct itx *x, const it_ep_handle_t *ep, unsigned int n,
+		   bool server);
 
 double itx_now_us(void);
 

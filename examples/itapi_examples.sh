@@ -3,10 +3,15 @@
 #
 # Runs every IT-API example with both sides on this machine (-l) over
 # OPENRDMA_TEST_INTERFACE (self0 when unset); fails if any of them does.
-# Run from the build tree, as make check does.
+# On an interface that reaches other processes (tcp0, shm0) each example
+# puts its server and client in two processes.  Run from the build tree,
+# as make check does.
 : "${OPENRDMA_TEST_INTERFACE:=self0}"
 dir=examples
 status=0
+# Ports from this shell's process id: runs of other build trees, or on
+# other interfaces, at the same time do not contend for one port.
+port=$((20000 + ($$ % 4000) * 10))
 for run in "it_pingpong -n 2000 -s 64" \
 	   "it_pingpong -n 200 -s 1048576" \
 	   "it_rdma -n 500 -s 65536" \
@@ -16,8 +21,9 @@ for run in "it_pingpong -n 2000 -s 64" \
 	set -- $run
 	prog=$1
 	shift
-	echo "== $prog $* -l -d $OPENRDMA_TEST_INTERFACE"
-	if ! "$dir/$prog" -d "$OPENRDMA_TEST_INTERFACE" -l "$@"; then
+	port=$((port + 1))
+	echo "== $prog $* -p $port -l -d $OPENRDMA_TEST_INTERFACE"
+	if ! "$dir/$prog" -d "$OPENRDMA_TEST_INTERFACE" -p "$port" -l "$@"; then
 		echo "FAIL: $prog $*" >&2
 		status=1
 	fi

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
- * Connections: listen points, connect, accept, reject, handoff and
- * disconnect over the core's CM (openrdma_cm(3)).
+ * Connections: listen points, connect, accept, reject, handoff,
+ * disconnect and socket conversion over the core's CM (openrdma_cm(3)).
  *
  * Every CM id of an IA reports on the IA's one channel, which the
  * dispatcher thread reads through cm_handler().  The handler finds the
@@ -14,9 +14,12 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <utlist.h>
 
 #include "api/itapi/itapi.h"
@@ -559,20 +562,28 @@ OPENRDMA_EXPORT it_status_t it_listen_create(it_ia_handle_t ia_handle,
 				    &id);
 	if (ret)
 		goto err_free;
-	pthread_mutex_lock(&ia->cm_lock);
-	ret = itapi_cm_start(ia);
-	if (!ret)
-		itapi_cm_ref_add(ia, &l->cm, id, &l->obj);
-	pthread_mutex_unlock(&ia->cm_lock);
+	/* complete before a request can reach it: cm_request() reads it */
+	ret = itapi_obj_init(&l->obj, IT_HANDLE_TYPE_LISTEN, ia);
 	if (ret)
 		goto err_id;
 	listen_addr(ia, spigot_id, port, &ss);
+	/*
+	 * Requests wait for cm_lock in the CM handler, so the first ones
+	 * find the listen point with its conn_qual, whatever the transport's
+	 * threads deliver while the listen is being set up.
+	 */
+	pthread_mutex_lock(&ia->cm_lock);
+	ret = itapi_cm_start(ia);
+	if (ret)
+		goto err_locked;
+	itapi_cm_ref_add(ia, &l->cm, id, &l->obj);
 	ret = openrdma_cm_listen(id, (struct sockaddr *)&ss, 0);
-	if (ret)
-		goto err_ref;
-	ret = openrdma_cm_local_addr(id, &ss);
-	if (ret)
-		goto err_ref;
+	if (!ret)
+		ret = openrdma_cm_local_addr(id, &ss);
+	if (ret) {
+		itapi_cm_ref_del(ia, &l->cm);
+		goto err_locked;
+	}
 	l->port = sockaddr_port(&ss);
 	if (flags & IT_LISTEN_CONN_QUAL_INPUT) {
 		l->conn_qual = *conn_qual;
@@ -581,11 +592,7 @@ OPENRDMA_EXPORT it_status_t it_listen_create(it_ia_handle_t ia_handle,
 		l->conn_qual.type = IT_IANA_PORT;
 		l->conn_qual.conn_qual.port = htons(l->port);
 	}
-	ret = itapi_obj_init(&l->obj, IT_HANDLE_TYPE_LISTEN, ia);
-	if (ret)
-		goto err_ref;
 	itapi_obj_get(&evd->obj);
-	pthread_mutex_lock(&ia->cm_lock);
 	DL_APPEND(ia->listens, l);
 	pthread_mutex_unlock(&ia->cm_lock);
 
@@ -594,10 +601,9 @@ OPENRDMA_EXPORT it_status_t it_listen_create(it_ia_handle_t ia_handle,
 	*listen_handle = (it_listen_handle_t)l;
 	return IT_SUCCESS;
 
-err_ref:
-	pthread_mutex_lock(&ia->cm_lock);
-	itapi_cm_ref_del(ia, &l->cm);
+err_locked:
 	pthread_mutex_unlock(&ia->cm_lock);
+	itapi_obj_fini(&l->obj);
 err_id:
 	openrdma_cm_id_destroy(id);
 err_free:
@@ -1139,13 +1145,32 @@ OPENRDMA_EXPORT it_status_t it_ep_disconnect(it_ep_handle_t ep_handle,
 	return IT_SUCCESS;
 }
 
+/* The socket's problems, as it_socket_convert() reports them. */
+static it_status_t convert_status(int err)
+{
+	switch (err) {
+	case -OPENRDMA_EINVAL:
+	case -OPENRDMA_ENOTCONN:
+	case -OPENRDMA_EISCONN:
+		return IT_ERR_INVALID_HANDLE;
+	default:
+		return itapi_status(err, IT_ERR_INVALID_HANDLE);
+	}
+}
+
 OPENRDMA_EXPORT it_status_t it_socket_convert(int sd, it_ep_handle_t ep_handle,
 					      it_sc_flags_t flags,
 					      const unsigned char *msg,
 					      size_t len)
 {
 	struct itapi_ep *ep = to_ep(ep_handle);
+	struct openrdma_conn_param param;
+	struct sockaddr_storage peer;
+	struct openrdma_cm_id *id;
+	struct itapi_ia *ia;
+	socklen_t alen;
 	it_status_t st;
+	int fd, ret;
 
 	st = rc_ep_check("it_socket_convert", ep);
 	if (st)
@@ -1159,6 +1184,77 @@ OPENRDMA_EXPORT it_status_t it_socket_convert(int sd, it_ep_handle_t ep_handle,
 		itapi_arg_err("it_socket_convert", "sd", "%d", sd);
 		return IT_ERR_INVALID_HANDLE;
 	}
-	/* no transport adopts a connected socket (socket_conversion_support) */
-	return IT_ERR_OP_NOT_SUPPORTED;
+	if (len && !msg) {
+		itapi_arg_err("it_socket_convert", "msg", "NULL");
+		return IT_ERR_FAULT;
+	}
+	ia = ep->obj.ia;
+	if (!(ia->dev.device_cap_flags & OPENRDMA_DEVICE_SOCKET_ADOPT))
+		return IT_ERR_OP_NOT_SUPPORTED;
+	/* without the exchange, no message goes either way */
+	if ((flags & IT_SC_NO_REQ_REP) && len) {
+		itapi_arg_err("it_socket_convert", "len",
+			      "%zu with IT_SC_NO_REQ_REP", len);
+		return IT_ERR_INVALID_PDATA_LENGTH;
+	}
+	st = pdata_check("it_socket_convert", ia, ia->dev.max_pdata_connect,
+			 msg, len);
+	if (st)
+		return st;
+	alen = sizeof(peer);
+	if (getpeername(sd, (struct sockaddr *)&peer, &alen)) {
+		itapi_arg_err("it_socket_convert", "sd", "%d: not connected",
+			      sd);
+		return IT_ERR_INVALID_HANDLE;
+	}
+	memset(&param, 0, sizeof(param));
+	param.private_data = msg;
+	param.private_data_len = (uint8_t)len;
+	ep_rd_atom(ep, &param.responder_resources, &param.initiator_depth);
+	param.retry_count = 7;
+	param.rnr_retry_count = 7;
+
+	ret = openrdma_cm_id_create(ia->ctx, ia->cm_ch, ep, OPENRDMA_PS_TCP,
+				    &id);
+	if (ret)
+		return itapi_status(ret, IT_ERR_INVALID_EP);
+	/* The library's own descriptor: the application closes sd as it
+	 * likes, without ending the connection. */
+	fd = fcntl(sd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0) {
+		st = errno == EMFILE || errno == ENFILE ? IT_ERR_RESOURCES :
+							  IT_ERR_INVALID_HANDLE;
+		goto err_id;
+	}
+	pthread_mutex_lock(&ia->cm_lock);
+	if (atomic_load(&ep->state) != IT_EP_STATE_UNCONNECTED || ep->cm.id) {
+		st = IT_ERR_INVALID_EP_STATE;
+		goto err_unlock;
+	}
+	ret = itapi_cm_start(ia);
+	if (ret) {
+		st = itapi_status(ret, IT_ERR_INVALID_EP);
+		goto err_unlock;
+	}
+	itapi_cm_ref_add(ia, &ep->cm, id, &ep->obj);
+	atomic_store(&ep->state, IT_EP_STATE_ACTIVE1_CONNECTION_PENDING);
+	ret = openrdma_cm_adopt_socket(id, ep->qp, fd, &param);
+	if (ret) {
+		itapi_cm_ref_del(ia, &ep->cm);
+		atomic_store(&ep->state, IT_EP_STATE_UNCONNECTED);
+		st = convert_status(ret);
+		goto err_unlock;
+	}
+	/* before any event: they wait for cm_lock */
+	itapi_path_from_sockaddr(ia, ep->spigot_id,
+				 (const struct sockaddr *)&peer, &ep->path);
+	pthread_mutex_unlock(&ia->cm_lock);
+	return IT_SUCCESS;
+
+err_unlock:
+	pthread_mutex_unlock(&ia->cm_lock);
+	close(fd);
+err_id:
+	openrdma_cm_id_destroy(id);
+	return st;
 }

@@ -392,7 +392,7 @@ static void info_fill(struct itapi_ia *ia, it_ia_info_t *info)
 	info->soft_hi_watermark_support = IT_FALSE;
 	info->srq_resizable = cap(ia, OPENRDMA_DEVICE_SRQ);
 	info->extended_iwarp_qp_states = IT_FALSE;
-	info->socket_conversion_support = IT_FALSE;
+	info->socket_conversion_support = cap(ia, OPENRDMA_DEVICE_SOCKET_ADOPT);
 	info->rdma_read_ord_increasable = IT_FALSE;
 	info->rdma_read_ird_modifiable = IT_FALSE;
 	if (dev->device_cap_flags & OPENRDMA_DEVICE_MW_TYPE1)

@@ -283,6 +283,17 @@ Test(itapi_conn, listen_arguments, .init = setup, .fini = teardown)
 	cr_assert_eq(it_listen_create(t.ia, 0, t.creq,
 				      IT_LISTEN_CONN_QUAL_INPUT, &cq, &l),
 		     IT_ERR_INVALID_CONN_QUAL);
+	/* the core always negotiates the read depths (it_api(7)) */
+	cr_assert_eq(it_listen_create(t.ia, 0, t.creq,
+				      IT_LISTEN_SUPPRESS_IRD_ORD, &cq, &l),
+		     IT_ERR_OP_NOT_SUPPORTED);
+	/* a handle of another type */
+	cr_assert_eq(it_listen_create((it_ia_handle_t)t.pz, 0, t.creq, 0, &cq,
+				      &l),
+		     IT_ERR_INVALID_IA);
+	cr_assert_eq(it_listen_query((it_listen_handle_t)t.creq,
+				     IT_LISTEN_PARAM_ALL, &p),
+		     IT_ERR_INVALID_LISTEN);
 
 	/* an ephemeral port, reported in conn_qual */
 	cr_assert_eq(it_listen_create(t.ia, 0, t.creq, 0, &cq, &l), IT_SUCCESS);
@@ -348,6 +359,14 @@ Test(itapi_conn, connect_arguments, .init = setup, .fini = teardown)
 				   NULL, 4),
 		     t.info->private_data_support ? IT_ERR_FAULT :
 						    IT_ERR_PDATA_NOT_SUPPORTED);
+	cr_assert_eq(it_ep_connect(a, &path, NULL, &cq,
+				   IT_CONNECT_FLAG_TWO_WAY |
+					   IT_CONNECT_SUPPRESS_IRD_ORD,
+				   NULL, 0),
+		     IT_ERR_OP_NOT_SUPPORTED);
+	cr_assert_eq(it_ep_connect((it_ep_handle_t)t.pz, &path, NULL, &cq,
+				   IT_CONNECT_FLAG_TWO_WAY, NULL, 0),
+		     IT_ERR_INVALID_EP);
 	cq.conn_qual.port = 0;
 	cr_assert_eq(it_ep_connect(a, &path, NULL, &cq, IT_CONNECT_FLAG_TWO_WAY,
 				   NULL, 0),
@@ -372,9 +391,11 @@ Test(itapi_conn, connect_arguments, .init = setup, .fini = teardown)
 		     IT_ERR_INVALID_EP);
 	cr_assert_eq(it_socket_convert(3, a, (it_sc_flags_t)0x10, NULL, 0),
 		     IT_ERR_INVALID_FLAGS);
-	cr_assert_eq(it_socket_convert(3, a, IT_SC_DEFAULT, NULL, 0),
-		     t.info->socket_conversion_support ?
-			     IT_SUCCESS :
+	cr_assert_eq(it_socket_convert(-1, a, IT_SC_DEFAULT, NULL, 0),
+		     IT_ERR_INVALID_HANDLE);
+	/* the rest: test_api_convert.c */
+	if (!t.info->socket_conversion_support)
+		cr_assert_eq(it_socket_convert(3, a, IT_SC_DEFAULT, NULL, 0),
 			     IT_ERR_OP_NOT_SUPPORTED);
 }
 

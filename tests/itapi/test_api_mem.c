@@ -253,6 +253,209 @@ Test(itapi_mem, lmr_link_unlink, .init = setup, .fini = teardown)
 	cr_assert_eq(it_lmr_free(lmr), IT_SUCCESS);
 }
 
+/*
+ * Links and unlinks complete on the endpoint's request SEVD in the order
+ * they were posted among the endpoint's other requests.
+ */
+Test(itapi_mem, lmr_link_order, .init = setup, .fini = teardown)
+{
+	struct tapi_conn c;
+	struct tapi_buf src, dst;
+	it_lmr_handle_t lmr;
+	it_lmr_triplet_t seg;
+	it_rmr_context_t key = 0;
+	unsigned char *mem;
+	it_event_t ev;
+
+	tapi_connect(&t, &c, false);
+	tapi_buf_make(&t, &src, 64, IT_PRIV_LOCAL);
+	tapi_buf_make(&t, &dst, 256, IT_PRIV_LOCAL);
+	cr_assert_eq(posix_memalign((void **)&mem, 64, 256), 0);
+	t.mem[t.num_mem++] = mem;
+	memset(mem, 0x11, 256);
+	tapi_post_recv(c.b, &dst, 0, 64, 1);
+	tapi_post_recv(c.b, &dst, 64, 64, 2);
+	seg = tapi_seg(&src, 0, 64);
+
+	cr_assert_eq(it_lmr_create_unlinked(t.pz, 0, 0, 0, &lmr), IT_SUCCESS);
+	cr_assert_eq(it_post_send(c.a, &seg, 1, 101, IT_COMPLETION_FLAG),
+		     IT_SUCCESS);
+	cr_assert_eq(it_lmr_link(lmr, mem, NULL, 256, IT_ADDR_MODE_ABSOLUTE,
+				 IT_PRIV_LOCAL, c.a, 102, IT_COMPLETION_FLAG,
+				 &key),
+		     IT_SUCCESS);
+	/* the new LMR serves at once, before its link completion is seen */
+	seg = tapi_seg(&src, 0, 64);
+	seg.lmr = lmr;
+	seg.addr.abs = mem;
+	cr_assert_eq(it_post_send(c.a, &seg, 1, 103, IT_COMPLETION_FLAG),
+		     IT_SUCCESS);
+
+	tapi_wait(t.sq, IT_DTO_SEND_CMPL_EVENT, &ev);
+	cr_assert_eq(ev.dto_cmpl.cookie, 101);
+	tapi_wait(t.sq, IT_LMR_LINK_CMPL_EVENT, &ev);
+	cr_assert_eq(ev.dto_cmpl.cookie, 102);
+	cr_assert_eq(ev.dto_cmpl.ep, c.a);
+	cr_assert_eq(ev.dto_cmpl.dto_status, IT_DTO_SUCCESS);
+	tapi_wait(t.sq, IT_DTO_SEND_CMPL_EVENT, &ev);
+	cr_assert_eq(ev.dto_cmpl.cookie, 103);
+	cr_assert_eq(ev.dto_cmpl.dto_status, IT_DTO_SUCCESS);
+	tapi_wait(t.rq, IT_DTO_RC_RECV_CMPL_EVENT, &ev);
+	tapi_wait(t.rq, IT_DTO_RC_RECV_CMPL_EVENT, &ev);
+	cr_assert_eq(ev.dto_cmpl.cookie, 2);
+	cr_assert_eq(dst.p[64], 0x11);
+
+	/* an unlink without IT_COMPLETION_FLAG reports nothing */
+	cr_assert_eq(it_lmr_unlink(lmr, c.a, 105, 0), IT_SUCCESS);
+	cr_assert_eq(it_post_send(c.a, &seg, 1, 106, IT_COMPLETION_FLAG),
+		     IT_ERR_INVALID_LMR, "a send from an unlinked LMR");
+	cr_assert_eq(it_lmr_link(lmr, mem, NULL, 128, IT_ADDR_MODE_ABSOLUTE,
+				 IT_PRIV_LOCAL, c.a, 107, IT_COMPLETION_FLAG,
+				 NULL),
+		     IT_SUCCESS, "linked again, without asking for the key");
+	tapi_wait(t.sq, IT_LMR_LINK_CMPL_EVENT, &ev);
+	cr_assert_eq(ev.dto_cmpl.cookie, 107);
+	cr_assert_eq(it_evd_dequeue(t.sq, &ev), IT_ERR_QUEUE_EMPTY);
+	cr_assert_eq(it_lmr_free(lmr), IT_SUCCESS);
+}
+
+/* Every misuse of fast registration is refused, and changes nothing. */
+Test(itapi_mem, lmr_link_errors, .init = setup, .fini = teardown)
+{
+	struct tapi_conn c;
+	struct tapi_buf plain, src;
+	unsigned char mem[128];
+	it_lmr_handle_t lmr;
+	it_pz_handle_t pz2;
+	it_ep_handle_t ep2;
+	it_rmr_context_t key = 0;
+	it_lmr_triplet_t seg, pseg;
+	it_lmr_param_t p;
+	it_iobl_t iobl;
+	it_event_t ev;
+
+	tapi_connect(&t, &c, false);
+	tapi_buf_make(&t, &plain, 64, IT_PRIV_LOCAL);
+	tapi_buf_make(&t, &src, 64, IT_PRIV_LOCAL);
+	cr_assert_eq(it_lmr_create_unlinked(t.pz, 0, 0, 0, &lmr), IT_SUCCESS);
+
+	/* an unlinked LMR in a post, of every kind */
+	seg.lmr = lmr;
+	seg.addr.abs = mem;
+	seg.length = sizeof(mem);
+	cr_assert_eq(it_post_send(c.a, &seg, 1, 1, IT_COMPLETION_FLAG),
+		     IT_ERR_INVALID_LMR);
+	cr_assert_eq(it_post_recv(c.b, &seg, 1, 1, IT_COMPLETION_FLAG),
+		     IT_ERR_INVALID_LMR);
+	cr_assert_eq(it_post_rdma_read(c.a, &seg, 1, 1, IT_COMPLETION_FLAG,
+				       it_make_rdma_addr_absolute(src.p),
+				       src.rkey),
+		     IT_ERR_INVALID_LMR);
+	cr_assert_eq(it_lmr_flush_to_mem(&seg, 1), IT_ERR_INVALID_LMR);
+
+	/* wrong handles: bogus, freed-type, another PZ, a plain LMR */
+	cr_assert_eq(it_lmr_link(TAPI_BOGUS, mem, NULL, sizeof(mem),
+				 IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, c.a, 0,
+				 0, &key),
+		     IT_ERR_INVALID_LMR);
+	cr_assert_eq(it_lmr_link((it_lmr_handle_t)c.a, mem, NULL, sizeof(mem),
+				 IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, c.a, 0,
+				 0, &key),
+		     IT_ERR_INVALID_LMR);
+	cr_assert_eq(it_lmr_link(lmr, mem, NULL, sizeof(mem),
+				 IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL,
+				 (it_ep_handle_t)lmr, 0, 0, &key),
+		     IT_ERR_INVALID_EP);
+	cr_assert_eq(it_lmr_link(plain.lmr, mem, NULL, sizeof(mem),
+				 IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, c.a, 0,
+				 0, &key),
+		     IT_ERR_INVALID_LMR);
+	cr_assert_eq(it_lmr_unlink(plain.lmr, c.a, 0, 0), IT_ERR_INVALID_LMR);
+	cr_assert_eq(it_lmr_unlink(TAPI_BOGUS, c.a, 0, 0), IT_ERR_INVALID_LMR);
+	cr_assert_eq(it_lmr_unlink(lmr, TAPI_BOGUS, 0, 0), IT_ERR_INVALID_EP);
+	cr_assert_eq(it_pz_create(t.ia, &pz2), IT_SUCCESS);
+	{
+		it_ep_attributes_t a = tapi_rc_attr();
+
+		a.srv.rc.atomics_enable = t.info->atomic_support;
+		cr_assert_eq(it_ep_rc_create(pz2, t.sq, t.rq, t.cmsg,
+					     IT_EP_NO_FLAG, &a, &ep2),
+			     IT_SUCCESS);
+	}
+	cr_assert_eq(it_lmr_link(lmr, mem, NULL, sizeof(mem),
+				 IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, ep2, 0,
+				 0, &key),
+		     IT_ERR_INVALID_PZ);
+
+	/* bad arguments */
+	cr_assert_eq(it_lmr_link(lmr, mem, NULL, sizeof(mem),
+				 IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, c.a, 0,
+				 0x40000000, &key),
+		     IT_ERR_INVALID_DTO_FLAGS);
+	cr_assert_eq(it_lmr_unlink(lmr, c.a, 0, 0x40000000),
+		     IT_ERR_INVALID_DTO_FLAGS);
+	cr_assert_eq(it_lmr_link(lmr, mem, NULL, sizeof(mem),
+				 IT_ADDR_MODE_ABSOLUTE, 0x40000000, c.a, 0, 0,
+				 &key),
+		     IT_ERR_INVALID_PRIVS);
+	cr_assert_eq(it_lmr_link(lmr, mem, NULL, sizeof(mem), (it_addr_mode_t)7,
+				 IT_PRIV_LOCAL, c.a, 0, 0, &key),
+		     IT_ERR_INVALID_ADDR_MODE);
+	cr_assert_eq(it_lmr_link(lmr, NULL, NULL, sizeof(mem),
+				 IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, c.a, 0,
+				 0, &key),
+		     IT_ERR_INVALID_ADDRESS);
+	/* I/O buffer lists are privileged (it_api(7)) */
+	memset(&iobl, 0, sizeof(iobl));
+	cr_assert_eq(it_lmr_link(lmr, NULL, &iobl, sizeof(mem),
+				 IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, c.a, 0,
+				 0, &key),
+		     IT_ERR_OP_NOT_SUPPORTED);
+	/* and the core cannot invalidate a local key by a work request */
+	pseg = tapi_seg(&plain, 0, 64);
+	cr_assert_eq(
+		it_post_rdma_read(c.a, &pseg, 1, 1,
+				  IT_COMPLETION_FLAG | IT_UNLINK_LOCAL_SINK,
+				  it_make_rdma_addr_absolute(src.p), src.rkey),
+		IT_ERR_OP_NOT_SUPPORTED);
+	/* none of them linked it, nor queued an event */
+	cr_assert_eq(it_lmr_query(lmr, IT_LMR_PARAM_LINKED, &p), IT_SUCCESS);
+	cr_assert_eq(p.linked, IT_FALSE);
+	cr_assert_eq(it_evd_dequeue(t.sq, &ev), IT_ERR_QUEUE_EMPTY);
+
+	cr_assert_eq(it_ep_free(ep2), IT_SUCCESS);
+	cr_assert_eq(it_pz_free(pz2), IT_SUCCESS);
+	/* on an endpoint that is not connected the event comes at once */
+	ep2 = tapi_rc_ep(&t);
+	cr_assert_eq(it_lmr_link(lmr, mem, NULL, sizeof(mem),
+				 IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, ep2, 9,
+				 IT_COMPLETION_FLAG, &key),
+		     IT_SUCCESS);
+	tapi_wait(t.sq, IT_LMR_LINK_CMPL_EVENT, &ev);
+	cr_assert_eq(ev.dto_cmpl.ep, ep2);
+	cr_assert_eq(ev.dto_cmpl.cookie, 9);
+	/* linked: a second link is refused, the first stays */
+	cr_assert_eq(it_lmr_link(lmr, mem, NULL, sizeof(mem),
+				 IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, ep2, 0,
+				 0, &key),
+		     IT_ERR_INVALID_LMR);
+	cr_assert_eq(it_lmr_query(lmr, IT_LMR_PARAM_LINKED, &p), IT_SUCCESS);
+	cr_assert_eq(p.linked, IT_TRUE);
+	cr_assert_eq(it_lmr_unlink(lmr, ep2, 0, 0), IT_SUCCESS);
+	/* unlinked: a second unlink is refused */
+	cr_assert_eq(it_lmr_unlink(lmr, ep2, 0, 0), IT_ERR_INVALID_LMR);
+	cr_assert_eq(it_lmr_free(lmr), IT_SUCCESS);
+#ifdef OPENRDMA_DEBUG
+	/* freed: every call on it is refused (debug builds detect it) */
+	cr_assert_eq(it_lmr_link(lmr, mem, NULL, sizeof(mem),
+				 IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, ep2, 0,
+				 0, &key),
+		     IT_ERR_INVALID_LMR);
+	cr_assert_eq(it_lmr_unlink(lmr, ep2, 0, 0), IT_ERR_INVALID_LMR);
+	cr_assert_eq(it_lmr_free(lmr), IT_ERR_INVALID_LMR);
+#endif
+}
+
 /* Links rmr to b on ep and waits for the completion; returns the key. */
 static it_rmr_context_t rmr_link(it_rmr_handle_t rmr, struct tapi_buf *b,
 				 it_ep_handle_t ep, it_mem_priv_t privs)

@@ -332,7 +332,7 @@ struct perf_side {
 	struct perf_worker *workers;
 	uint32_t nworkers;
 	uint32_t max_inline; /* granted by the data QPs */
-	char peer_text[64]; /* the peer's "iface/transport" */
+	uint32_t peer_max_qp; /* client: the server's max_qp */
 
 	/* worker coordination: main thread <-> workers */
 	pthread_mutex_t lock;
@@ -560,6 +560,7 @@ struct perf_scale_result {
 	uint32_t eps;
 	uint32_t limit_eps; /* the limit that stopped it */
 	const char *limited_by;
+	char limit_text[96]; /* a limit met on the way: what failed, why */
 	double setup_s;
 	double conn_per_s;
 	double teardown_per_s;

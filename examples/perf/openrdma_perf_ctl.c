@@ -176,9 +176,10 @@ static int ctl_poll(struct perf_side *side, bool *sent)
 			 */
 			if (!ctl->ending)
 				fprintf(stderr,
-					"%s: %scontrol connection: %s\n",
+					"%s: %slost the %s (control connection: %s)\n",
 					PERF_NAME,
 					side->is_server ? "server: " : "",
+					side->is_server ? "client" : "server",
 					openrdma_wc_status_str(wc[i].status));
 			side->peer_gone = true;
 			return -OPENRDMA_ECONNRESET;

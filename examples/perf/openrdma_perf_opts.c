@@ -57,6 +57,7 @@ static void usage(FILE *f)
 		"  -t, --test TEST[,...]  lat_send lat_write lat_read lat_atomic bw_send\n"
 		"                         bw_write bw_read msg_rate scale, or all (default)\n"
 		"  -s, --size BYTES       message size (default 8 for latency, 64k for streams)\n"
+		"  -s, --size MIN:MAX     sizes MIN, 2*MIN, 4*MIN, ... up to MAX\n"
 		"  -a, --all-sizes        every power of two from 2 B to 8 MiB\n"
 		"  -n, --iters N          iterations per QP (default: by size)\n"
 		"  -D, --duration SEC     run each size for about SEC seconds instead\n"
@@ -113,6 +114,39 @@ static int parse_u32(const char *what, const char *arg, uint32_t min,
 	if (!ret)
 		*out = (uint32_t)v;
 	return ret;
+}
+
+static int set_sizes(struct perf_params *p, uint64_t min, uint64_t max,
+		     bool *sized)
+{
+	p->min_size = min;
+	p->max_size = max;
+	*sized = true;
+	return 0;
+}
+
+/* -s SIZE or -s MIN:MAX (MIN, 2 MIN, 4 MIN, ... up to MAX). */
+static int parse_sizes(const char *arg, struct perf_params *p, bool *sized)
+{
+	const char *colon = strchr(arg, ':');
+	uint64_t min, max;
+	char buf[32];
+
+	if (!colon) {
+		if (parse_count("size", arg, 1, PERF_MAX_SIZE, &min))
+			return -OPENRDMA_EINVAL;
+		return set_sizes(p, min, min, sized);
+	}
+	if ((size_t)(colon - arg) >= sizeof(buf))
+		return bad("size range", arg);
+	memcpy(buf, arg, (size_t)(colon - arg));
+	buf[colon - arg] = '\0';
+	if (parse_count("size", buf, 1, PERF_MAX_SIZE, &min) ||
+	    parse_count("size", colon + 1, 1, PERF_MAX_SIZE, &max))
+		return -OPENRDMA_EINVAL;
+	if (max < min)
+		return bad("size range", arg);
+	return set_sizes(p, min, max, sized);
 }
 
 static int parse_tests(const char *arg, struct perf_params *p)
@@ -218,11 +252,7 @@ static int parse_one(int c, const char *arg, struct perf_opts *o, bool *sized,
 	case 't':
 		return parse_tests(arg, p);
 	case 's':
-		if (parse_count("size", arg, 1, PERF_MAX_SIZE, &v))
-			return -OPENRDMA_EINVAL;
-		p->min_size = p->max_size = v;
-		*sized = true;
-		return 0;
+		return parse_sizes(arg, p, sized);
 	case 'a':
 		p->min_size = PERF_ALL_MIN_SIZE;
 		p->max_size = PERF_ALL_MAX_SIZE;

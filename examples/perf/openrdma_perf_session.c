@@ -437,6 +437,7 @@ static int client_setup(struct perf_side *side, struct sockaddr_storage *dst,
 			PERF_NAME, openrdma_strerror(ack->status));
 		ret = ack->status;
 	}
+	side->peer_max_qp = (uint32_t)ack->v[PERF_V_MAX_QP];
 	if (ret || !has_data_tests(&side->p))
 		return ret;
 	ret = perf_data_create(side);

@@ -302,9 +302,10 @@ static int first_error(struct perf_side *side)
 
 		/* A worker stopped by another one's failure is not news. */
 		if (w->status && w->status != -OPENRDMA_ECANCELED) {
-			fprintf(stderr, "%s: %s%s: %s\n", PERF_NAME,
+			fprintf(stderr, "%s: %s%s, %u B: %s\n", PERF_NAME,
 				side->is_server ? "server: " : "",
-				perf_test_name(w->round.test), w->error);
+				perf_test_name(w->round.test), w->round.size,
+				w->error);
 			return w->status;
 		}
 	}

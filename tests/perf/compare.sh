@@ -20,7 +20,8 @@
 # in logs/.  Settings (environment): PERF (the openrdma-perf to measure;
 # default ./openrdma-perf, then the installed one), IFACES ("self0 shm0
 # tcp0"), DURATION (seconds per size for openrdma-perf, 0.3), SIZES (of
-# the baselines), BENCH_DIR (sockpp.c and cma_bw.c), CPU_A, CPU_B,
+# the baselines; openrdma-perf runs every power of two from the smallest
+# to the largest), BENCH_DIR (sockpp.c and cma_bw.c), CPU_A, CPU_B,
 # BUSY_MAX and QUIET_WAIT_S (wait while others load the machine),
 # INSTALL=0 (do not apt-get install missing peers).
 set -u
@@ -32,6 +33,8 @@ IFACES=${IFACES:-"self0 shm0 tcp0"}
 DURATION=${DURATION:-0.3}
 SIZES=${SIZES:-"8 64 512 4096 32768 262144 1048576 8388608"}
 PERF=$(find_perf) || exit 1
+# openrdma-perf runs every power of two from the smallest to the largest.
+PERF_SIZES=$(echo "$SIZES" | tr ' ' '\n' | sort -n | sed -n '1p;$p' | paste -sd:)
 log "results in $RES; openrdma-perf: $PERF"
 
 family_of() { case $1 in tcp*) echo tcp ;; *) echo shm ;; esac; }
@@ -45,8 +48,10 @@ pp_iters() {
 }
 
 # ------------------------------------------------------------ openrdma-perf
+# One run per test, so that a test that fails costs only its own figures
+# (those of its sizes before the failure are kept: rows come as they go).
 openrdma() {
-	local iface fam
+	local iface fam t log
 	for iface in $IFACES; do
 		fam=$(family_of "$iface")
 		if ! run "probe-$iface" timeout 60 "$PERF" -l -d "$iface" \
@@ -55,14 +60,17 @@ openrdma() {
 			continue
 		fi
 		wait_quiet "openrdma-$iface"
-		log "openrdma-perf on $iface"
-		if ! run "openrdma-$iface" timeout 1800 "$PERF" -l -d "$iface" \
-			--cpu "$CPU_A,$CPU_B" -t lat_send,lat_write,bw_write,bw_send \
-			-a -D "$DURATION" --csv --no-progress; then
-			skip "openrdma-perf $iface" "failed: $(tail -1 "$RES/logs/openrdma-$iface.log")"
-		fi
-		cp "$RES/logs/openrdma-$iface.log" "$RES/data/openrdma-$iface.csv"
-		perf_csv "$fam" "openrdma $iface" "$RES/data/openrdma-$iface.csv"
+		for t in lat_send lat_write bw_write bw_send; do
+			log "openrdma-perf on $iface: $t"
+			log=$RES/logs/openrdma-$iface-$t.log
+			if ! run "openrdma-$iface-$t" timeout 900 "$PERF" -l \
+				-d "$iface" --cpu "$CPU_A,$CPU_B" -t "$t" \
+				-s "$PERF_SIZES" -D "$DURATION" --csv --no-progress; then
+				skip "openrdma-perf $iface $t" "failed after $(grep -c "^$t," "$log") sizes: $(grep -v "^$t,\|^test," "$log" | tail -1)"
+			fi
+			grep "^test,\|^$t," "$log" > "$RES/data/openrdma-$iface-$t.csv"
+			perf_csv "$fam" "openrdma $iface" "$RES/data/openrdma-$iface-$t.csv"
+		done
 	done
 }
 

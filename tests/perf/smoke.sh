@@ -90,6 +90,10 @@ expect_rc 0 "table, 4 QPs on 2 threads" \
 expect_rc 0 "CSV" "$PERF" -l -d "$IFACE" -t lat_read,bw_read -n 100 --csv &&
 	{ [ "$(grep -c "^lat_read,$IFACE,\|^bw_read,$IFACE," "$TMP/out")" -eq 2 ] ||
 		fail "CSV: expected 2 rows"; }
+expect_rc 0 "size range 8:32" "$PERF" -l -d "$IFACE" -t bw_send -s 8:32 -n 100 --csv &&
+	{ [ "$(grep -c "^bw_send,$IFACE,[^,]*,\(8\|16\|32\)," "$TMP/out")" -eq 3 ] ||
+		fail "size range: expected 3 rows"; }
+expect_rc 2 "size range 64:8" "$PERF" -l -d "$IFACE" -s 64:8
 expect_rc 0 "duration mode" "$PERF" -l -d "$IFACE" -t lat_write -D 0.05
 expect_rc 0 "scale, 256 endpoints" \
 	"$PERF" -l -d "$IFACE" -t scale --endpoints 256 --json &&

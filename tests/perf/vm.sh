@@ -29,6 +29,7 @@ SIZE_BW=${SIZE_BW:-65536}
 DEVICES=${DEVICES:-"rxe0 siw0"}
 BIN=$BUILD/.libs/openrdma-perf
 INFO=$BUILD/registry/.libs/openrdma-info
+LIB=$BUILD/.libs
 
 fatal_skip() {
 	skip "vm" "$1"
@@ -41,29 +42,44 @@ fatal_skip() {
 LD_LIBRARY_PATH=$BUILD/.libs "$INFO" 2> /dev/null | grep -q '^ *verbs ' ||
 	fatal_skip "the build in $BUILD has no verbs transport (configure --enable-verbs=yes)"
 
-# The guest runs this, in RES (the VM shares the current folder).
+# The guest sees the current folder (RES) but not necessarily the build
+# tree (/tmp may be a mount of its own): the programs go along in RES.
+cp "$BIN" "$INFO" "$RES/bin/" && cp -P "$LIB"/libopenrdma.so* "$RES/bin/" ||
+	fatal_skip "cannot copy the programs into $RES/bin"
+
+# The guest runs this, in RES.
 cat > "$RES/guest.sh" << EOF
 set -u
-export LD_LIBRARY_PATH=$BUILD/.libs
-PERF=$BIN
+export LD_LIBRARY_PATH=$RES/bin
+PERF=$RES/bin/openrdma-perf
+INFO=$RES/bin/openrdma-info
 T=300
 cd "$RES"
 dev_ip() { case \$1 in rxe0) echo 192.168.77.1 ;; siw0) echo 192.168.78.1 ;; esac; }
 
-# pair NAME "SERVER" "CLIENT": the server in the background, then the client
+# pair NAME "SERVER" "CLIENT": the server in the background, then the
+# client, again while it is refused and the server still waits (the
+# emulated CPUs make a server's start slow); a server left waiting is
+# stopped by its PID.
 pair() {
 	timeout \$T bash -c "\$2" > "logs/\$1.server" 2>&1 &
-	local sp=\$!
-	sleep 1
-	timeout \$T bash -c "\$3" > "logs/\$1.client" 2>&1
-	echo "\$1 client=\$? " >> status.txt
+	local sp=\$! try rc
+	for try in 1 2 3 4 5; do
+		sleep \$try
+		timeout \$T bash -c "\$3" > "logs/\$1.client" 2>&1
+		rc=\$?
+		[ \$rc -eq 0 ] && break
+		kill -0 \$sp 2> /dev/null || break
+	done
+	echo "\$1 client=\$rc tries=\$try" >> status.txt
+	[ \$rc -eq 0 ] || kill \$sp 2> /dev/null
 	wait \$sp
 	echo "\$1 server=\$?" >> status.txt
 }
 
 : > status.txt
 ibv_devices > logs/ibv_devices.txt 2>&1
-$INFO -v > logs/openrdma-info.txt 2>&1
+\$INFO -v > logs/openrdma-info.txt 2>&1
 for dev in $DEVICES; do
 	a=\$(dev_ip \$dev)
 	if \$PERF -l -d \$dev-1 -t lat_send,lat_write -s $SIZE_LAT -n $ITERS --csv --timeout 60 \

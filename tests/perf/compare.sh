@@ -23,7 +23,9 @@
 # the baselines; openrdma-perf runs every power of two from the smallest
 # to the largest), BENCH_DIR (sockpp.c and cma_bw.c), CPU_A, CPU_B,
 # BUSY_MAX and QUIET_WAIT_S (wait while others load the machine),
-# INSTALL=0 (do not apt-get install missing peers).
+# INSTALL=0 (do not apt-get install missing peers).  Last, vm.sh runs the
+# verbs transport next to perftest in the lab VM (its results in vm/;
+# VM=0 leaves it out, and it says why when the VM cannot boot).
 set -u
 RES=${1:-/tmp/openrdma-perf-results}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -246,4 +248,9 @@ ucx
 libfabric
 ratios
 plot_all
+# the verbs transport in the lab VM, next to perftest on the same devices
+if [ "${VM:-1}" != 0 ]; then
+	BUILD=$(dirname "$PERF") "$(dirname "${BASH_SOURCE[0]}")/vm.sh" \
+		"$RES/vm" || log "vm.sh: status $? (see $RES/vm)"
+fi
 log "done: $RES"

@@ -28,6 +28,7 @@ skip() {
 interfaces=${OPENRDMA_DTEST_INTERFACES:-"tcp0 shm0"}
 limit=${OPENRDMA_DTEST_TIMEOUT:-60}
 port=15828 # dtest's side channel, fixed in the programs
+qual=45248 # dtest's service point, fixed too
 
 dtest=$(command -v dtest) ||
 	skip "no dtest: install Debian's dapl2-utils (apt-get install dapl2-utils)"
@@ -120,13 +121,23 @@ listening() {
 	grep -q ":$hex [0-9A-F]*:0000 0A " /proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
 
+# in_use PORT: a TCP or UDP socket of this host has PORT for its own
+# (another test's connection or datagram socket on an ephemeral port),
+# other than a connection in TIME_WAIT, which a listener may bind over.
+in_use() {
+	hex=$(printf '%04X' "$1")
+	awk -v p=":$hex" '$2 ~ p "$" && $4 != "06" { f = 1 } END { exit !f }' \
+		/proc/net/tcp /proc/net/tcp6 /proc/net/udp /proc/net/udp6 \
+		2>/dev/null
+}
+
 # run NAME PROGRAM SERVER_ARGS CLIENT_ARGS: one server and one client.
 run_pair() {
 	name=$1 prog=$2 sargs=$3 cargs=$4
 	log=$tmp/$name
 	# a dtest of someone else's would answer our client: wait it out
 	n=0
-	while listening $port && [ $n -lt 600 ]; do
+	while { listening $port || in_use $qual; } && [ $n -lt 600 ]; do
 		sleep 0.1
 		n=$((n + 1))
 	done

@@ -127,4 +127,21 @@ static inline int t_process_threads(void)
 	return n;
 }
 
+/*
+ * Threads of this process once a joined one has left /proc too (the
+ * kernel lists an exited thread until it has released it, a moment after
+ * pthread_join() returns): want, or whatever is there after ms.
+ */
+static inline int t_process_threads_settle(int want, unsigned int ms)
+{
+	unsigned int i;
+	int n = t_process_threads();
+
+	for (i = 0; i < ms && n != want; i++) {
+		t_sleep_ms(1);
+		n = t_process_threads();
+	}
+	return n;
+}
+
 #endif /* TESTS_EVD_EVD_TEST_H */

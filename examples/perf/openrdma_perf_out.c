@@ -185,7 +185,8 @@ void perf_out_result(struct perf_out *o, const struct perf_result *r)
 				r->lat_min, r->lat_median, r->lat_avg,
 				r->lat_p99, r->lat_max);
 		else
-			fprintf(o->f, ",,,,,,%.4f,%.4f,", r->gbps, r->mmps);
+			/* significant digits: a slow stream is not 0 */
+			fprintf(o->f, ",,,,,,%.6g,%.6g,", r->gbps, r->mmps);
 		fprintf(o->f, "%.1f,%.1f,%.3f\n", r->cpu_client, r->cpu_server,
 			r->seconds);
 		break;
@@ -201,7 +202,7 @@ void perf_out_result(struct perf_out *o, const struct perf_result *r)
 				r->lat_min, r->lat_median, r->lat_avg,
 				r->lat_p99, r->lat_max);
 		else
-			fprintf(o->f, "\"GBps\": %.4f, \"Mmsgps\": %.4f, ",
+			fprintf(o->f, "\"GBps\": %.6g, \"Mmsgps\": %.6g, ",
 				r->gbps, r->mmps);
 		fprintf(o->f,
 			"\"cpu_client_pct\": %.1f, \"cpu_server_pct\": %.1f, \"seconds\": %.3f}",

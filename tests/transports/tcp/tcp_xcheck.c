@@ -39,6 +39,11 @@ enum {
 	AREAS
 };
 #define AT(area) ((size_t)(area)*LEN)
+/* RC receives are posted into slots of their own: a message that comes
+ * before the one ahead of it was read must not land on it */
+#define RECV_SLOTS 8
+#define SLOT_LEN (LEN / RECV_SLOTS)
+#define RECV_AT(slot) (AT(AREA_RECV) + (size_t)(slot)*SLOT_LEN)
 #define TIMEOUT_MS 10000
 #define QKEY 0x600dcafeu
 #define IMM 0x11223344u
@@ -168,19 +173,20 @@ static void send_msg(struct side *s, const char *msg, uint32_t imm)
 	poll_one(s->scq, &wc, OPENRDMA_WC_SUCCESS, OPENRDMA_WC_SEND);
 }
 
-/* Waits for the message msg (in the receive posted at AT(AREA_RECV)). */
+/* Waits for the message msg, in the receive slot its wr_id names. */
 static void recv_msg(struct side *s, const char *msg, uint32_t imm)
 {
 	struct openrdma_wc wc;
+	const char *got;
 
 	poll_one(s->rcq, &wc, OPENRDMA_WC_SUCCESS, OPENRDMA_WC_RECV);
-	CHECK(!strcmp((char *)s->buf + AT(AREA_RECV), msg),
-	      "got \"%s\", want \"%s\"", (char *)s->buf + AT(AREA_RECV), msg);
+	got = (const char *)s->buf + RECV_AT(wc.wr_id);
+	CHECK(!strcmp(got, msg), "got \"%s\", want \"%s\"", got, msg);
 	if (imm)
 		CHECK((wc.wc_flags & OPENRDMA_WC_WITH_IMM) &&
 			      ntohl(wc.imm_data) == imm,
 		      "immediate data 0x%x", ntohl(wc.imm_data));
-	post_recv(s->qp, s, 1, AT(AREA_RECV), LEN);
+	post_recv(s->qp, s, wc.wr_id, RECV_AT(wc.wr_id), SLOT_LEN);
 }
 
 static void setup(struct side *s, const char *ifname)
@@ -226,8 +232,8 @@ static void setup(struct side *s, const char *ifname)
 			      OPENRDMA_QP_STATE | OPENRDMA_QP_PKEY_INDEX |
 				      OPENRDMA_QP_PORT |
 				      OPENRDMA_QP_ACCESS_FLAGS));
-	for (i = 0; i < 8; i++)
-		post_recv(s->qp, s, 1, AT(AREA_RECV), LEN);
+	for (i = 0; i < RECV_SLOTS; i++)
+		post_recv(s->qp, s, (uint64_t)i, RECV_AT(i), SLOT_LEN);
 
 	/* the UD QP, straight to RTS */
 	init.qp_type = OPENRDMA_QPT_UD;
@@ -447,7 +453,7 @@ static void run_server(struct side *s)
 	      "atomic word %llu",
 	      (unsigned long long)*(uint64_t *)(void *)(s->buf +
 							AT(AREA_ATOMIC)));
-	post_recv(s->qp, s, 1, AT(AREA_RECV), LEN);
+	post_recv(s->qp, s, wc.wr_id, RECV_AT(wc.wr_id), SLOT_LEN);
 	send_msg(s, "imm seen", 0);
 	step(s, "RDMA write with immediate data; atomics");
 

@@ -724,6 +724,32 @@ static it_status_t pdata_check(const char *fn, const struct itapi_ia *ia,
 	return IT_SUCCESS;
 }
 
+/*
+ * With cm_lock held: an unconnected EP becomes the active side of id's
+ * connection (it_ep_connect, it_socket_convert), pending from here.
+ */
+static it_status_t active_claim(struct itapi_ia *ia, struct itapi_ep *ep,
+				struct openrdma_cm_id *id)
+{
+	int ret;
+
+	if (atomic_load(&ep->state) != IT_EP_STATE_UNCONNECTED || ep->cm.id)
+		return IT_ERR_INVALID_EP_STATE;
+	ret = itapi_cm_start(ia);
+	if (ret)
+		return itapi_status(ret, IT_ERR_INVALID_EP);
+	itapi_cm_ref_add(ia, &ep->cm, id, &ep->obj);
+	atomic_store(&ep->state, IT_EP_STATE_ACTIVE1_CONNECTION_PENDING);
+	return IT_SUCCESS;
+}
+
+/* With cm_lock held: undoes active_claim() when the call fails. */
+static void active_unclaim(struct itapi_ia *ia, struct itapi_ep *ep)
+{
+	itapi_cm_ref_del(ia, &ep->cm);
+	atomic_store(&ep->state, IT_EP_STATE_UNCONNECTED);
+}
+
 static it_status_t rc_ep_check(const char *fn, const struct itapi_ep *ep)
 {
 	if (!itapi_valid(ep, IT_HANDLE_TYPE_EP)) {
@@ -835,22 +861,13 @@ OPENRDMA_EXPORT it_status_t it_ep_connect(it_ep_handle_t ep_handle,
 	if (ret)
 		return itapi_status(ret, IT_ERR_INVALID_EP);
 	pthread_mutex_lock(&ia->cm_lock);
-	if (atomic_load(&ep->state) != IT_EP_STATE_UNCONNECTED || ep->cm.id) {
-		st = IT_ERR_INVALID_EP_STATE;
+	st = active_claim(ia, ep, id);
+	if (st)
 		goto err_unlock;
-	}
-	ret = itapi_cm_start(ia);
-	if (ret) {
-		st = itapi_status(ret, IT_ERR_INVALID_EP);
-		goto err_unlock;
-	}
-	itapi_cm_ref_add(ia, &ep->cm, id, &ep->obj);
 	ep->path = *path;
-	atomic_store(&ep->state, IT_EP_STATE_ACTIVE1_CONNECTION_PENDING);
 	ret = openrdma_cm_connect(id, ep->qp, (struct sockaddr *)&dst, &param);
 	if (ret) {
-		itapi_cm_ref_del(ia, &ep->cm);
-		atomic_store(&ep->state, IT_EP_STATE_UNCONNECTED);
+		active_unclaim(ia, ep);
 		st = itapi_status(ret, IT_ERR_INVALID_EP_STATE);
 		goto err_unlock;
 	}
@@ -1227,21 +1244,12 @@ OPENRDMA_EXPORT it_status_t it_socket_convert(int sd, it_ep_handle_t ep_handle,
 		goto err_id;
 	}
 	pthread_mutex_lock(&ia->cm_lock);
-	if (atomic_load(&ep->state) != IT_EP_STATE_UNCONNECTED || ep->cm.id) {
-		st = IT_ERR_INVALID_EP_STATE;
+	st = active_claim(ia, ep, id);
+	if (st)
 		goto err_unlock;
-	}
-	ret = itapi_cm_start(ia);
-	if (ret) {
-		st = itapi_status(ret, IT_ERR_INVALID_EP);
-		goto err_unlock;
-	}
-	itapi_cm_ref_add(ia, &ep->cm, id, &ep->obj);
-	atomic_store(&ep->state, IT_EP_STATE_ACTIVE1_CONNECTION_PENDING);
 	ret = openrdma_cm_adopt_socket(id, ep->qp, fd, &param);
 	if (ret) {
-		itapi_cm_ref_del(ia, &ep->cm);
-		atomic_store(&ep->state, IT_EP_STATE_UNCONNECTED);
+		active_unclaim(ia, ep);
 		st = convert_status(ret);
 		goto err_unlock;
 	}

@@ -152,6 +152,16 @@ OPENRDMA_EXPORT int openrdma_mr_rereg(struct openrdma_mr *mr, int flags,
 			return ret;
 	}
 
+	/* the transport gets the whole new description, flags saying what
+	 * changed */
+	if (!(flags & OPENRDMA_REREG_CHANGE_PD))
+		pd = mr->pd;
+	if (!(flags & OPENRDMA_REREG_CHANGE_TRANSLATION)) {
+		addr = mr->addr;
+		length = mr->length;
+	}
+	if (!(flags & OPENRDMA_REREG_CHANGE_ACCESS))
+		access = mr->access;
 	old_pd = mr->pd;
 	/* Hold the new PD across the call: the MR may already be in it. */
 	if (flags & OPENRDMA_REREG_CHANGE_PD)

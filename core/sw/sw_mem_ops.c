@@ -124,14 +124,6 @@ int sw_mr_rereg(const struct sw_mem_ops *ops, struct openrdma_mr *mr, int flags,
 	struct sw_key_attr attr;
 	int ret;
 
-	if (!(flags & OPENRDMA_REREG_CHANGE_PD))
-		pd = mr->pd;
-	if (!(flags & OPENRDMA_REREG_CHANGE_TRANSLATION)) {
-		addr = mr->addr;
-		length = mr->length;
-	}
-	if (!(flags & OPENRDMA_REREG_CHANGE_ACCESS))
-		access = mr->access;
 	ret = mr_attr(ops, pd, addr, length, access, mr, &attr);
 	if (ret)
 		return ret;

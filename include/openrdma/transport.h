@@ -63,6 +63,8 @@ struct openrdma_transport_ops {
 	int (*mr_dereg)(struct openrdma_mr *mr);
 	int (*mr_reg)(struct openrdma_pd *pd, void *addr, size_t length,
 		      int access, struct openrdma_mr **mr_out);
+	/* pd, addr, length and access are all the new ones (the core fills
+	 * in what flags leave unchanged) */
 	int (*mr_rereg)(struct openrdma_mr *mr, int flags,
 			struct openrdma_pd *pd, void *addr, size_t length,
 			int access);

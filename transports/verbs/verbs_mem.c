@@ -89,15 +89,6 @@ int verbs_mr_rereg(struct openrdma_mr *mr, int flags, struct openrdma_pd *pd,
 	struct verbs_reg *reg = NULL;
 	int ret;
 
-	if (!(flags & OPENRDMA_REREG_CHANGE_PD))
-		pd = mr->pd;
-	if (!(flags & OPENRDMA_REREG_CHANGE_TRANSLATION)) {
-		addr = mr->addr;
-		length = mr->length;
-	}
-	if (!(flags & OPENRDMA_REREG_CHANGE_ACCESS))
-		access = mr->access;
-
 	if (length) {
 		ret = verbs_reg_get(vctx, to_verbs_pd(pd)->ibpd, addr, length,
 				    access, &reg);

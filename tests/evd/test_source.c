@@ -199,6 +199,9 @@ Test(evd_source, overflow_reported_from_the_dispatcher)
 	cr_assert_eq(r.producer, 0xffff);
 	cr_assert_eq(atomic_load(&o.reports), 1);
 	cr_assert_neq(o.thread, pthread_self());
+	/* the report comes at the fifth event: let the handler queue the rest */
+	while (!atomic_load(&f.handler_done))
+		t_sleep_ms(1);
 	core_evd_query(evd, &info);
 	cr_assert(info.overflowed);
 	cr_assert_eq(info.lost, 6);

@@ -244,7 +244,9 @@ void core_disp_unwatch(struct core_disp_watch *w)
 	epoll_ctl(disp.run->epfd, EPOLL_CTL_DEL, w->fd, NULL);
 	while (disp.busy == w->id && !disp_thread)
 		pthread_cond_wait(&disp.done, &disp.lock);
-	if (!disp.watches)
+	/* while we waited, another thread may have removed the last other
+	 * watch and stopped the run already */
+	if (!disp.watches && disp.run)
 		stopped = disp_stop();
 	pthread_mutex_unlock(&disp.lock);
 	disp_join(stopped);

@@ -106,6 +106,45 @@ Test(evd_source, unwatch_waits_for_a_running_handler)
 	core_evd_free(evd);
 }
 
+static void *unwatch_thread(void *arg)
+{
+	core_disp_unwatch(arg);
+	return NULL;
+}
+
+/*
+ * One thread waits in unwatch for a running handler while another removes
+ * the last other watch, which stops the dispatcher: the first must not
+ * stop it again.
+ */
+Test(evd_source, last_unwatch_while_another_waits_for_its_handler)
+{
+	struct core_evd *evd = t_sevd(8, 0);
+	struct core_disp_watch *w, *other;
+	struct fake f;
+	pthread_t t;
+	int efd;
+
+	fake_init(&f, evd);
+	f.sleep_ms = 200;
+	efd = eventfd(0, EFD_NONBLOCK);
+	cr_assert_geq(efd, 0);
+	cr_assert_eq(core_disp_watch(f.efd, fake_handler, &f, &w), 0);
+	cr_assert_eq(core_disp_watch(efd, fake_handler, &f, &other), 0);
+	eventfd_write(f.efd, 1);
+	while (!atomic_load(&f.in_handler))
+		sched_yield();
+	cr_assert_eq(pthread_create(&t, NULL, unwatch_thread, w), 0);
+	t_sleep_ms(50); /* it is waiting for the handler */
+	core_disp_unwatch(other);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(atomic_load(&f.handler_done), 1);
+	cr_assert_eq(t_engine_threads_settle(2000), 0);
+	close(efd);
+	close(f.efd);
+	core_evd_free(evd);
+}
+
 Test(evd_source, unwatch_from_its_own_handler)
 {
 	struct core_evd *evd = t_sevd(8, 0);

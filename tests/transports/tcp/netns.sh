@@ -116,21 +116,25 @@ demo() {
 	result $rc "demo on $iface, $size-byte messages, $client -> $server"
 }
 
+# Each server has a log of its own: a reused one could still show the
+# previous server's "listening" when the client looks.
 xcheck() {
 	addr=$1
 	port=$2
+	slog=$TMP/x-server-$port.log
+	clog=$TMP/x-client-$port.log
 	ip netns exec "$NS1" "$XCHECK" -a "$addr" -p "$port" server \
-		>"$TMP/x-server.log" 2>&1 &
+		>"$slog" 2>&1 &
 	srv=$!
-	if wait_listening "$TMP/x-server.log"; then
+	if wait_listening "$slog"; then
 		ip netns exec "$NS2" "$XCHECK" -a "$addr" -p "$port" client \
-			>"$TMP/x-client.log" 2>&1
+			>"$clog" 2>&1
 		rc=$?
 	else
 		rc=1
 	fi
 	wait $srv || rc=1
-	cat "$TMP/x-server.log" "$TMP/x-client.log"
+	cat "$slog" "$clog"
 	result $rc "conformance subset (tcp_xcheck) to $addr"
 }
 

@@ -45,6 +45,11 @@ int sw_cq_poll(struct sw_cq *scq, int num_entries, struct openrdma_wc *wc)
 
 	if (num_entries < 0)
 		return -OPENRDMA_EINVAL;
+	/* empty, with no overrun to report: the usual busy poll takes no
+	 * lock (a completion pushed meanwhile is the next poll's) */
+	if (!__atomic_load_n(&scq->count, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&scq->overrun, __ATOMIC_RELAXED))
+		return 0;
 	core_lock_acquire(&scq->lock);
 	n = scq->count < (uint32_t)num_entries ? scq->count :
 						 (uint32_t)num_entries;
@@ -59,7 +64,7 @@ int sw_cq_poll(struct sw_cq *scq, int num_entries, struct openrdma_wc *wc)
 	memcpy(wc, &scq->ring[scq->head], first * sizeof(*wc));
 	memcpy(wc + first, scq->ring, (n - first) * sizeof(*wc));
 	scq->head = (scq->head + n) % scq->size;
-	scq->count -= n;
+	__atomic_store_n(&scq->count, scq->count - n, __ATOMIC_RELAXED);
 	ret = (int)n;
 out:
 	core_lock_release(&scq->lock);
@@ -127,12 +132,12 @@ void sw_cq_push(struct sw_cq *scq, const struct openrdma_wc *wc, bool solicited,
 	if (scq->overrun) {
 		batch->lost = true;
 	} else if (scq->count == scq->size) {
-		scq->overrun = true;
+		__atomic_store_n(&scq->overrun, true, __ATOMIC_RELAXED);
 		overrun_now = true;
 		batch->lost = true;
 	} else {
 		scq->ring[(scq->head + scq->count) % scq->size] = *wc;
-		scq->count++;
+		__atomic_store_n(&scq->count, scq->count + 1, __ATOMIC_RELAXED);
 		pushed = true;
 	}
 	core_lock_release(&scq->lock);

@@ -25,8 +25,8 @@ struct sw_cq {
 	struct openrdma_wc *ring;
 	uint32_t size; /* capacity */
 	uint32_t head; /* oldest entry */
-	uint32_t count;
-	bool overrun;
+	uint32_t count; /* written under lock; read without it by pollers */
+	bool overrun; /* likewise */
 };
 
 /* A batch serves one QP: its send and receive CQs. */

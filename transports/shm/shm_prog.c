@@ -136,8 +136,14 @@ static int pass(struct shm_ctx *sctx, bool thorough)
 		if (kind == SHM_SLOT_FREE ||
 		    (!thorough && !slot_pending(kind, s->obj)))
 			continue;
-		if (atomic_exchange(&s->busy, true))
-			continue; /* another thread drains it */
+		if (atomic_exchange(&s->busy, true)) {
+			/* another thread drains it, and may have looked
+			 * before an element whose producer saw us awake:
+			 * not a pass to go to sleep on */
+			if (thorough)
+				n++;
+			continue;
+		}
 		/* deliveries write registered memory: deregistration waits */
 		if (ep < 0)
 			ep = shm_epoch_enter(&sctx->epoch);

@@ -126,8 +126,13 @@ struct shm_prog {
 	atomic_bool stop;
 	/* an application thread ran the receive side since the last look */
 	atomic_bool app_active;
-	/* the application armed a CQ: it may block soon, look again soon */
-	atomic_bool short_nap;
+	/* arms of the context's CQs so far, and as the thread last saw them:
+	 * an application that arms may wait for a completion that only the
+	 * thread would deliver */
+	atomic_uint arms;
+	unsigned int arms_seen;
+	/* in a blind nap, which an arm cuts short */
+	atomic_bool napping;
 	atomic_uint ncmds; /* commands queued: a look without the lock */
 	struct shm_slot *slots;
 	_Atomic uint32_t hwm; /* slots in use are below it */

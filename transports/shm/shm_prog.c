@@ -12,7 +12,10 @@
  * Sleeping: while the application polls, the progress thread naps without
  * telling anyone (producers then make no syscall); once nobody polled for
  * a nap, it sets the node segment's sleeping flag, looks at the rings once
- * more and blocks in epoll until a producer writes its eventfd.  The flag
+ * more and blocks in epoll until a producer writes its eventfd.  While the
+ * application arms CQs it may be waiting for a completion that only this
+ * thread would deliver: then its naps are short and announced, so that a
+ * producer cuts them short, and an arm cuts a blind nap short.  The flag
  * and the rings are a Dekker pair: the producer stores its element, then
  * loads the flag; we store the flag, then load the rings.
  */
@@ -167,8 +170,12 @@ int shm_prog_pass(struct shm_ctx *sctx)
 
 void shm_prog_arm_hint(struct shm_ctx *sctx)
 {
-	atomic_store(&sctx->prog.app_active, false);
-	if (!atomic_exchange(&sctx->prog.short_nap, true))
+	struct shm_prog *pg = &sctx->prog;
+
+	atomic_store(&pg->app_active, false);
+	/* a Dekker pair with blind_nap(): it sees the arm, or we its nap */
+	atomic_fetch_add(&pg->arms, 1);
+	if (atomic_load(&pg->napping))
 		shm_prog_wake(sctx);
 }
 
@@ -305,14 +312,26 @@ void shm_prog_run(struct shm_ctx *sctx, void (*fn)(void *arg), void *arg)
 	pthread_mutex_unlock(&pg->lock);
 }
 
-/* Nobody polls: announce it, look once more, block. */
-static void prog_sleep(struct shm_ctx *sctx)
+/* An application polls and arms nothing: it drains the rings itself, and
+ * producers need not wake us. */
+static void blind_nap(struct shm_ctx *sctx)
 {
-	atomic_store(&sctx->prog.short_nap, false);
+	struct shm_prog *pg = &sctx->prog;
+
+	atomic_store(&pg->napping, true);
+	if (atomic_load(&pg->arms) == pg->arms_seen)
+		poll_sockets(sctx, NAP_NS);
+	atomic_store(&pg->napping, false);
+}
+
+/* Announces that we sleep, looks once more, and sleeps until a producer
+ * wakes us, or for at most timeout_ns (< 0: no limit). */
+static void prog_sleep(struct shm_ctx *sctx, long timeout_ns)
+{
 	atomic_store(&sctx->hdr->sleeping, 1);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!pass(sctx, true) && !atomic_load(&sctx->prog.stop))
-		poll_sockets(sctx, -1);
+		poll_sockets(sctx, timeout_ns);
 	atomic_store(&sctx->hdr->sleeping, 0);
 }
 
@@ -320,7 +339,7 @@ static void *prog_main(void *arg)
 {
 	struct shm_ctx *sctx = arg;
 	struct shm_prog *pg = &sctx->prog;
-	unsigned int passes = 0;
+	unsigned int passes = 0, arms;
 	int n;
 
 	prog_ctx = sctx;
@@ -332,14 +351,20 @@ static void *prog_main(void *arg)
 				poll_sockets(sctx, 0);
 			continue;
 		}
-		if (n)
+		arms = atomic_load(&pg->arms);
+		if (n) {
 			poll_sockets(sctx, 0);
-		else if (atomic_exchange(&pg->app_active, false))
-			poll_sockets(sctx, atomic_load(&pg->short_nap) ?
-						   SHORT_NAP_NS :
-						   NAP_NS);
-		else
-			prog_sleep(sctx);
+		} else if (!atomic_exchange(&pg->app_active, false)) {
+			prog_sleep(sctx, -1);
+		} else if (arms != pg->arms_seen) {
+			/* the application polls, but arms CQs and may wait
+			 * for a completion that only we would deliver: a nap
+			 * that producers cut short */
+			pg->arms_seen = arms;
+			prog_sleep(sctx, SHORT_NAP_NS);
+		} else {
+			blind_nap(sctx);
+		}
 	}
 	return NULL;
 }

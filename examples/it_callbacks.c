@@ -70,11 +70,17 @@ static it_status_t sends_done(struct cb_side *s)
 static it_status_t send_msg(struct cb_side *s)
 {
 	it_lmr_triplet_t seg = itx_seg(&s->sbuf, 0, s->size);
+	it_status_t st;
 
 	if (sends_done(s))
 		return IT_ERR_ABORT;
 	s->sent++;
-	return it_post_send(s->ep, &seg, 1, s->sent, IT_COMPLETION_FLAG);
+	st = it_post_send(s->ep, &seg, 1, s->sent, IT_COMPLETION_FLAG);
+	if (st)
+		fprintf(stderr,
+			"%s: it_post_send %u failed: IT-API status %d\n",
+			s->server ? "server" : "client", s->sent, (int)st);
+	return st;
 }
 
 /* A message arrived: answer it, or (client) send the next one. */

@@ -342,6 +342,7 @@ static void ud_exchange(struct side *s)
 	struct openrdma_send_wr wr = { .opcode = OPENRDMA_WR_SEND };
 	struct openrdma_ah *ah;
 	struct openrdma_wc wc;
+	bool sent;
 
 	if (!s->server) {
 		ah_attr.addr = s->peer.port;
@@ -351,8 +352,14 @@ static void ud_exchange(struct side *s)
 		wr.wr.ud.remote_qpn = s->peer.ud_qpn;
 		wr.wr.ud.remote_qkey = QKEY;
 		post(s, s->ud, &wr, AT(AREA_SEND), 9);
-		poll_one(s->ud_cq, &wc, OPENRDMA_WC_SUCCESS, OPENRDMA_WC_SEND);
-		poll_one(s->ud_cq, &wc, OPENRDMA_WC_SUCCESS, OPENRDMA_WC_RECV);
+		/* the send's completion and the reply's, in either order:
+		 * two work queues are not ordered with each other */
+		poll_one(s->ud_cq, &wc, OPENRDMA_WC_SUCCESS, -1);
+		sent = wc.opcode == OPENRDMA_WC_SEND;
+		CHECK(sent || wc.opcode == OPENRDMA_WC_RECV,
+		      "completion opcode %d", wc.opcode);
+		poll_one(s->ud_cq, &wc, OPENRDMA_WC_SUCCESS,
+			 sent ? OPENRDMA_WC_RECV : OPENRDMA_WC_SEND);
 		CHECK(!strcmp((char *)s->buf + AT(AREA_UD) + OPENRDMA_GRH_LEN,
 			      "reply"),
 		      "UD reply \"%s\"",

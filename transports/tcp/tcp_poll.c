@@ -7,6 +7,9 @@
  * progress thread stops watching them for input (EPOLLIN off) instead of
  * waking up for every message.  Per message that leaves one sendmsg() on
  * one side and one recv() on the other, with no thread switch between.
+ * The poller also goes on writing where a full socket stopped the writer,
+ * so that a stream of large requests does not wait for the progress
+ * thread to be scheduled (tcp_tx.c).
  *
  * The progress thread looks at the connections it handed out every
  * APP_CHECK_NS, and takes back those whose CQs were not polled within
@@ -125,18 +128,27 @@ static bool polled(struct tcp_conn *conn, uint64_t now)
 	return false;
 }
 
-/* Sends conn's delayed acknowledgement if its time has come. */
-static void ack_if_due(struct tcp_conn *conn, uint64_t now)
+/*
+ * The write side, for a busy poller: sends conn's delayed acknowledgement
+ * if its time has come, and goes on writing where a full socket stopped
+ * the writer (a stream of large requests), instead of leaving that to the
+ * progress thread's EPOLLOUT, which must first be scheduled on a core the
+ * poller keeps busy.
+ */
+static void drive_tx(struct tcp_conn *conn, uint64_t now)
 {
-	bool kick = false;
+	bool kick = false, blocked;
 
 	core_lock_acquire(&conn->lock);
 	if (conn->ack_pending && !conn->ack_due && now >= conn->ack_deadline) {
 		conn->ack_due = true;
 		kick = true;
 	}
+	blocked = conn->tx.blocked;
 	core_lock_release(&conn->lock);
-	if (kick)
+	if (blocked)
+		tcp_tx_writable(conn);
+	else if (kick)
 		tcp_tx_kick(conn);
 }
 
@@ -158,7 +170,7 @@ void tcp_poll_drive(struct tcp_cq *cq)
 	pthread_mutex_unlock(&cq->drive_lock);
 	for (i = 0; i < n; i++) {
 		tcp_rx_run(conn[i], true);
-		ack_if_due(conn[i], now);
+		drive_tx(conn[i], now);
 		tcp_conn_put(conn[i]);
 	}
 }
@@ -224,7 +236,7 @@ uint64_t tcp_poll_check(struct tcp_ctx *tctx, uint64_t now)
 		    !polled(conn, now))
 			take_back(conn);
 		else
-			ack_if_due(conn, now);
+			drive_tx(conn, now);
 	}
 	return tctx->app_conns ? now + APP_CHECK_NS : 0;
 }

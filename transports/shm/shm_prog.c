@@ -32,8 +32,9 @@
 
 #include "transports/shm/shm.h"
 
-/* How long the thread naps while an application thread polls; after the
- * application armed a CQ (it may be about to block), a short nap. */
+/* How long the thread naps while an application thread polls: silently,
+ * or, while the application also arms CQs, a short nap that producers
+ * cut short. */
 #define NAP_NS 1000000
 #define SHORT_NAP_NS 50000
 /* Busy polling: look at the sockets every so many passes. */

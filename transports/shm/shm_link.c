@@ -348,9 +348,11 @@ static void deliver(struct shm_link *link, const struct shm_elem *e,
 	shm_port_addr(&addr);
 	if (sw_peers_index(sctx->peers, (struct sockaddr *)&addr, &r.slid))
 		r.slid = 0;
-	shm_tsan_foreign_begin(link->peer->foreign);
+	if (link->peer->foreign)
+		sw_dma_begin();
 	sw_target_ud(&qp->sw, &r);
-	shm_tsan_foreign_end(link->peer->foreign);
+	if (link->peer->foreign)
+		sw_dma_end();
 	shm_qp_publish(qp);
 	shm_qp_put(qp);
 }

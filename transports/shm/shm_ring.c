@@ -5,7 +5,7 @@
 
 #include "transports/shm/shm_ring.h"
 
-#ifdef SHM_TSAN
+#ifdef SW_TSAN
 void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
 

@@ -18,54 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/sw/dma.h"
 #include "transports/shm/shm_wire.h"
-
-/*
- * ThreadSanitizer cannot know that the producer's and the consumer's
- * mappings of a ring are the same memory; in one process (two contexts)
- * the ring tells it about the order it creates.
- */
-#if defined(__SANITIZE_THREAD__)
-#define SHM_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SHM_TSAN 1
-#endif
-#endif
-
-#ifdef SHM_TSAN
-/*
- * Weak: a program that loads the library with dlopen may not export the
- * runtime's annotation entry points; then nothing is annotated.
- */
-void __tsan_ignore_thread_begin(void) __attribute__((weak));
-void __tsan_ignore_thread_end(void) __attribute__((weak));
-#endif
-
-/*
- * Executing another process's request: what happened there before it is
- * invisible to ThreadSanitizer, so the accesses to the application's
- * memory would all look like races.  They are not checked.
- */
-static inline void shm_tsan_foreign_begin(bool foreign)
-{
-#ifdef SHM_TSAN
-	if (foreign && __tsan_ignore_thread_begin)
-		__tsan_ignore_thread_begin();
-#else
-	(void)foreign;
-#endif
-}
-
-static inline void shm_tsan_foreign_end(bool foreign)
-{
-#ifdef SHM_TSAN
-	if (foreign && __tsan_ignore_thread_end)
-		__tsan_ignore_thread_end();
-#else
-	(void)foreign;
-#endif
-}
 
 /* Data chunks start on cache lines. */
 #define SHM_DATA_ALIGN SHM_CACHELINE

@@ -342,9 +342,13 @@ static int rx_req(struct shm_conn *conn, const struct shm_elem *e)
 		finish(&p);
 		return ret;
 	}
-	shm_tsan_foreign_begin(conn->peer->foreign);
+	/* another process's request: what happened there before it is
+	 * invisible to ThreadSanitizer */
+	if (conn->peer->foreign)
+		sw_dma_begin();
 	status = sw_target_rc(&qp->sw, &r, &rnr_timer);
-	shm_tsan_foreign_end(conn->peer->foreign);
+	if (conn->peer->foreign)
+		sw_dma_end();
 	finish(&p);
 	shm_qp_publish(qp);
 	if (status == SW_EXEC_RNR)

@@ -21,7 +21,7 @@
 #include <openrdma/log.h>
 
 #include "transports/tcp/tcp.h"
-#include "transports/tcp/tcp_dma.h"
+#include "core/sw/dma.h"
 
 /* Requests at least this long ask for an acknowledgement at once. */
 #define ACKREQ_BYTES (64u << 10)
@@ -195,9 +195,9 @@ void tcp_rc_request(struct tcp_conn *c, struct tcp_qp *qp,
 	case TCP_OP_CMP_SWAP:
 	case TCP_OP_FETCH_ADD:
 		req.payload = &cap.base;
-		tcp_dma_begin();
+		sw_dma_begin();
 		status = sw_target_rc(&qp->sw, &req, &timer);
-		tcp_dma_end();
+		sw_dma_end();
 		if (status != OPENRDMA_WC_SUCCESS) {
 			nak(c, f->psn, status, timer);
 			return;

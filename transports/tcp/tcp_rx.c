@@ -17,7 +17,7 @@
 #include <openrdma/log.h>
 
 #include "transports/tcp/tcp.h"
-#include "transports/tcp/tcp_dma.h"
+#include "core/sw/dma.h"
 
 /* Bytes one connection may consume per turn before the others. */
 #define RX_BUDGET (4u << 20)
@@ -77,9 +77,9 @@ static void sink_put(struct tcp_rx *rx, const uint8_t *src, size_t len)
 			n = v->iov_len - rx->iovoff;
 			if (n > len)
 				n = len;
-			tcp_dma_begin();
+			sw_dma_begin();
 			memcpy((uint8_t *)v->iov_base + rx->iovoff, src, n);
-			tcp_dma_end();
+			sw_dma_end();
 			src += n;
 			len -= n;
 			rx->iovoff += n;
@@ -142,11 +142,11 @@ static ssize_t read_direct(struct tcp_conn *c)
 	cnt++;
 	if (rx->drained)
 		return -EAGAIN;
-	tcp_dma_begin();
+	sw_dma_begin();
 	do {
 		n = readv(c->poll.fd, iov, cnt);
 	} while (n < 0 && errno == EINTR);
-	tcp_dma_end();
+	sw_dma_end();
 	if (n <= 0)
 		return n < 0 ? -errno : 0;
 	atomic_store(&c->last_rx, tcp_now());

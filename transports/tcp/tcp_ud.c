@@ -20,7 +20,7 @@
 #include <openrdma/log.h>
 
 #include "transports/tcp/tcp.h"
-#include "transports/tcp/tcp_dma.h"
+#include "core/sw/dma.h"
 
 /* Q_Keys with the high bit set mean "use the QP's own" (IB 10.2.5). */
 #define QKEY_USE_QP 0x80000000u
@@ -130,9 +130,9 @@ static void ud_deliver(struct tcp_ctx *tctx, ssize_t n,
 	req.dgid = tctx->gid;
 	/* the receive's buffers are registered memory */
 	tcp_mem_enter(tctx);
-	tcp_dma_begin();
+	sw_dma_begin();
 	ret = sw_target_ud(&qp->sw, &req);
-	tcp_dma_end();
+	sw_dma_end();
 	tcp_mem_leave(tctx);
 	if (ret)
 		openrdma_dbg("tcp", "datagram for QP %u dropped: %s", f.qpn,

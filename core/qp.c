@@ -4,6 +4,7 @@
 
 #include "core/core.h"
 #include "core/export.h"
+#include "core/qp_init.h"
 #include "core/qp_state.h"
 
 static int qp_init_attr_check(const struct openrdma_pd *pd,
@@ -91,14 +92,8 @@ OPENRDMA_EXPORT int openrdma_qp_create(struct openrdma_pd *pd,
 	core_obj_get(&init_attr->recv_cq->obj);
 	if (init_attr->srq)
 		core_obj_get(&init_attr->srq->obj);
-	qp->pd = pd;
-	qp->send_cq = init_attr->send_cq;
-	qp->recv_cq = init_attr->recv_cq;
-	qp->srq = init_attr->srq;
-	qp->qp_context = init_attr->qp_context;
-	qp->qp_type = init_attr->qp_type;
-	qp->sq_sig_all = init_attr->sq_sig_all;
-	qp->cap = init_attr->cap; /* granted: the transport updated it */
+	/* cap as granted: the transport updated it */
+	core_qp_init_fields(qp, pd, init_attr);
 	atomic_store(&qp->state, OPENRDMA_QPS_RESET);
 
 	*qp_out = qp;

@@ -9,6 +9,7 @@
 
 #include <openrdma/errno.h>
 
+#include "core/qp_init.h"
 #include "core/sw/sw_ops.h"
 
 static int base_init(struct openrdma_qp *qp, struct openrdma_pd *pd,
@@ -18,14 +19,7 @@ static int base_init(struct openrdma_qp *qp, struct openrdma_pd *pd,
 {
 	struct openrdma_qp_cap *cap = &qp->cap;
 
-	qp->pd = pd;
-	qp->send_cq = init_attr->send_cq;
-	qp->recv_cq = init_attr->recv_cq;
-	qp->srq = init_attr->srq;
-	qp->qp_context = init_attr->qp_context;
-	qp->qp_type = init_attr->qp_type;
-	qp->sq_sig_all = init_attr->sq_sig_all;
-	*cap = init_attr->cap;
+	core_qp_init_fields(qp, pd, init_attr);
 	/* receives come from the SRQ: the QP has no receive queue */
 	if (init_attr->srq) {
 		cap->max_recv_wr = 0;

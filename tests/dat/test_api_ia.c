@@ -228,19 +228,27 @@ Test(dat_ia, open_errors)
 	      DAT_PROVIDER_NOT_FOUND, DAT_NAME_NOT_REGISTERED);
 }
 
+static char conf_path[] = "/tmp/openrdma-dat-conf-XXXXXX";
+
 /* A dat.conf of the test's own, read on the registry's first use. */
 static void conf_use(const char *text)
 {
-	char path[] = "/tmp/openrdma-dat-conf-XXXXXX";
-	int fd = mkstemp(path);
+	int fd = mkstemp(conf_path);
 
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
-	setenv("DAT_OVERRIDE", path, 1);
+	setenv("DAT_OVERRIDE", conf_path, 1);
 }
 
-Test(dat_ia, registry_explains_each_line)
+/* The tests' .fini: the file goes whatever the test's outcome. */
+static void conf_drop(void)
+{
+	if (!strstr(conf_path, "XXXXXX"))
+		unlink(conf_path);
+}
+
+Test(dat_ia, registry_explains_each_line, .fini = conf_drop)
 {
 	char name[] = "dat-test-ia";
 	char conf[1024];
@@ -259,7 +267,7 @@ Test(dat_ia, registry_explains_each_line)
 	      DAT_MINOR_NOT_FOUND);
 }
 
-Test(dat_ia, registry_thread_safety_key)
+Test(dat_ia, registry_thread_safety_key, .fini = conf_drop)
 {
 	char name[] = "dat-test-ia";
 	char conf[512];
@@ -279,7 +287,7 @@ Test(dat_ia, registry_thread_safety_key)
 	T_OK(dat_ia_close(ia, DAT_CLOSE_ABRUPT_FLAG));
 }
 
-Test(dat_ia, registry_major_missing_library_nondefault)
+Test(dat_ia, registry_major_missing_library_nondefault, .fini = conf_drop)
 {
 	char name[] = "dat-test-ia";
 	char conf[1024];
@@ -299,7 +307,7 @@ Test(dat_ia, registry_major_missing_library_nondefault)
 	      DAT_MAJOR_NOT_FOUND);
 }
 
-Test(dat_ia, registry_conf_line_opens)
+Test(dat_ia, registry_conf_line_opens, .fini = conf_drop)
 {
 	char name[] = "dat-test-ia";
 	char conf[512];

@@ -13,6 +13,8 @@
 #define CORE_LOCK_H
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 enum core_lock_kind {
@@ -25,9 +27,43 @@ struct core_lock {
 	enum core_lock_kind kind;
 	union {
 		pthread_mutex_t mutex;
-		pthread_spinlock_t spin;
+		atomic_bool spin;
 	};
 };
+
+/* Spins on a taken spinlock before the waiter yields its CPU. */
+#define CORE_LOCK_SPINS 128
+
+static inline void core_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/*
+ * A spinlock that yields: a holder preempted on the waiter's CPU (more
+ * threads than cores, or a progress thread on a polling application's
+ * core) would otherwise have the waiter spin out its whole time slice.
+ */
+static inline void core_spin_acquire(atomic_bool *spin)
+{
+	unsigned int n;
+
+	while (atomic_exchange_explicit(spin, true, memory_order_acquire)) {
+		for (n = 0; atomic_load_explicit(spin, memory_order_relaxed);
+		     n++) {
+			if (n < CORE_LOCK_SPINS) {
+				core_cpu_relax();
+			} else {
+				sched_yield();
+				n = 0;
+			}
+		}
+	}
+}
 
 static inline int core_lock_init(struct core_lock *l, enum core_lock_kind kind)
 {
@@ -36,7 +72,8 @@ static inline int core_lock_init(struct core_lock *l, enum core_lock_kind kind)
 	case CORE_LOCK_MUTEX:
 		return -pthread_mutex_init(&l->mutex, NULL);
 	case CORE_LOCK_SPIN:
-		return -pthread_spin_init(&l->spin, PTHREAD_PROCESS_PRIVATE);
+		atomic_init(&l->spin, false);
+		break;
 	case CORE_LOCK_NONE:
 		break;
 	}
@@ -47,14 +84,12 @@ static inline void core_lock_destroy(struct core_lock *l)
 {
 	if (l->kind == CORE_LOCK_MUTEX)
 		pthread_mutex_destroy(&l->mutex);
-	else if (l->kind == CORE_LOCK_SPIN)
-		pthread_spin_destroy(&l->spin);
 }
 
 static inline void core_lock_acquire(struct core_lock *l)
 {
 	if (l->kind == CORE_LOCK_SPIN)
-		pthread_spin_lock(&l->spin);
+		core_spin_acquire(&l->spin);
 	else if (l->kind == CORE_LOCK_MUTEX)
 		pthread_mutex_lock(&l->mutex);
 }
@@ -62,7 +97,7 @@ static inline void core_lock_acquire(struct core_lock *l)
 static inline void core_lock_release(struct core_lock *l)
 {
 	if (l->kind == CORE_LOCK_SPIN)
-		pthread_spin_unlock(&l->spin);
+		atomic_store_explicit(&l->spin, false, memory_order_release);
 	else if (l->kind == CORE_LOCK_MUTEX)
 		pthread_mutex_unlock(&l->mutex);
 }

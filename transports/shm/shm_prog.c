@@ -353,10 +353,12 @@ static void *prog_main(void *arg)
 			continue;
 		}
 		arms = atomic_load(&pg->arms);
-		if (n) {
-			poll_sockets(sctx, 0);
-		} else if (!atomic_exchange(&pg->app_active, false)) {
-			prog_sleep(sctx, -1);
+		if (!atomic_exchange(&pg->app_active, false)) {
+			/* nobody polls: we drain while there is work */
+			if (n)
+				poll_sockets(sctx, 0);
+			else
+				prog_sleep(sctx, -1);
 		} else if (arms != pg->arms_seen) {
 			/* the application polls, but arms CQs and may wait
 			 * for a completion that only we would deliver: a nap

@@ -292,6 +292,9 @@ struct shm_conn {
 	/* slot holder, target side */
 	bool ack_due; /* requests up to ack_psn executed, not yet said */
 	uint32_t ack_psn;
+	bool ack_hold; /* this pass holds acknowledgements back */
+	bool answered; /* this pass wrote an answer */
+	atomic_bool ack_held; /* one is, for the next pass (a hint) */
 	bool dropping; /* after a NAK: requests are dropped ... */
 	uint32_t drop_psn; /* ... until this one comes again */
 	int slot;

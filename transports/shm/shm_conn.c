@@ -76,20 +76,42 @@ struct shm_conn *shm_conn_get(struct shm_qp *qp)
 	return conn;
 }
 
+/* Says what executed so far, and wakes the initiator, which may sleep:
+ * it has answers to take. */
+static void ack_now(struct shm_conn *conn)
+{
+	shm_rx_ack(conn);
+	shm_peer_kick(conn->peer);
+}
+
 /*
- * Waits out a drain of the QP's requests under way in another thread: the
- * acknowledgement of a receive whose completion the application saw is
- * in the ring before what the application sends next (a DREQ on the
- * socket overtakes nothing).
+ * Waits out a drain of the QP's requests under way in another thread, and
+ * says what a polling application's pass held back: the acknowledgement
+ * of a receive whose completion the application saw is in the ring
+ * before what the application sends next (a DREQ on the socket overtakes
+ * nothing).
  */
+static void conn_settle(struct shm_conn *conn)
+{
+	atomic_bool *busy;
+
+	if (conn->slot < 0)
+		return;
+	busy = &conn->ctx->prog.slots[conn->slot].busy;
+	while (atomic_exchange(busy, true))
+		sched_yield();
+	if (conn->ack_due && !atomic_load(&conn->dead))
+		ack_now(conn);
+	atomic_store_explicit(busy, false, memory_order_release);
+}
+
 void shm_conn_rx_settle(struct shm_qp *qp)
 {
 	struct shm_conn *conn = shm_conn_get(qp);
 
 	if (!conn)
 		return;
-	while (atomic_load(&conn->ctx->prog.slots[conn->slot].busy))
-		sched_yield();
+	conn_settle(conn);
 	shm_conn_put(conn);
 }
 
@@ -154,6 +176,7 @@ static void conn_close(struct shm_conn *conn)
 {
 	struct shm_ctx *sctx = conn->ctx;
 
+	conn_settle(conn);
 	atomic_store(&conn->dead, true);
 	if (conn->slot >= 0)
 		shm_slot_del(sctx, conn->slot);
@@ -447,6 +470,14 @@ void shm_conn_detach(struct shm_qp *qp)
 		conn_close(conn);
 }
 
+/*
+ * An application thread that polls holds the acknowledgement of what its
+ * pass executed back until its next pass (or its next disconnect, see
+ * shm_conn_rx_settle), so that writing it does not delay the completion
+ * the application waits for, nor what it sends in reply.  The progress
+ * thread's next look says it too, should the application stop polling;
+ * while that thread sleeps for good nothing is held back.
+ */
 int shm_conn_rx(struct shm_conn *conn)
 {
 	const struct shm_elem *e;
@@ -456,6 +487,12 @@ int shm_conn_rx(struct shm_conn *conn)
 		return 0;
 	/* answers first: they free the initiator's window */
 	n = shm_tx_answers(conn);
+	/* the last pass's, before anything new */
+	if (atomic_load_explicit(&conn->ack_held, memory_order_relaxed))
+		ack_now(conn);
+	conn->ack_hold = !shm_prog_on_thread(conn->ctx) &&
+			 !atomic_load(&conn->ctx->hdr->sleeping);
+	conn->answered = false;
 	/* a bounded batch: other rings get their turn */
 	while (reqs < 64 &&
 	       !atomic_load_explicit(&conn->dead, memory_order_relaxed)) {
@@ -471,10 +508,14 @@ int shm_conn_rx(struct shm_conn *conn)
 		openrdma_warn("shm", "QP %u: bad message from QP %u",
 			      conn->qp->base.qp_num, conn->peer_qpn);
 		atomic_store(&conn->dead, true);
+	} else if (reqs && conn->ack_hold && conn->ack_due) {
+		atomic_store_explicit(&conn->ack_held, true,
+				      memory_order_relaxed);
+		/* answers that went (RESP, NAK) are news all the same */
+		if (conn->answered)
+			shm_peer_kick(conn->peer);
 	} else if (reqs) {
-		shm_rx_ack(conn);
-		/* the initiator may sleep: it has answers to take */
-		shm_peer_kick(conn->peer);
+		ack_now(conn);
 	}
 	/* answers opened the window, or a stream waits for room */
 	if (n || atomic_load(&conn->streaming))

@@ -122,6 +122,7 @@ static bool slot_pending(int kind, void *obj)
 	conn = obj;
 	return shm_ring_pending(&conn->req_rx) ||
 	       shm_ring_pending(&conn->resp_rx) ||
+	       atomic_load_explicit(&conn->ack_held, memory_order_relaxed) ||
 	       atomic_load_explicit(&conn->streaming, memory_order_relaxed);
 }
 

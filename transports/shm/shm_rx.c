@@ -284,6 +284,7 @@ int shm_answer(struct shm_conn *conn, const struct shm_elem *tmpl)
 	e->data = 0;
 	e->u = tmpl->u;
 	shm_ring_commit(r, e);
+	conn->answered = true;
 	return 0;
 }
 
@@ -359,9 +360,13 @@ static int rx_req(struct shm_conn *conn, const struct shm_elem *e)
 		conn->ack_due = true;
 		conn->ack_psn = psn;
 		/* a write is said with the next answer, or at the end of the
-		 * batch; a completion here lets the application go on (and
-		 * disconnect): the initiator learns of it first */
-		return op == OPENRDMA_WR_RDMA_WRITE ? 0 : shm_rx_ack(conn);
+		 * batch; a completion the progress thread makes here lets the
+		 * application go on (and disconnect): the initiator learns
+		 * of it first.  A polling application's pass holds it back
+		 * (shm_conn_rx). */
+		if (op == OPENRDMA_WR_RDMA_WRITE || conn->ack_hold)
+			return 0;
+		return shm_rx_ack(conn);
 	}
 	memset(&a, 0, sizeof(a));
 	a.type = SHM_EL_RESP;
@@ -377,6 +382,7 @@ int shm_rx_ack(struct shm_conn *conn)
 {
 	struct shm_elem a = { .type = SHM_EL_ACK };
 
+	atomic_store_explicit(&conn->ack_held, false, memory_order_relaxed);
 	if (!conn->ack_due)
 		return 0;
 	conn->ack_due = false;

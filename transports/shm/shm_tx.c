@@ -454,6 +454,9 @@ int shm_tx_answers(struct shm_conn *conn)
 	uint8_t type, op, flags;
 	int n = 0, ret = 0;
 
+	/* the usual case on a target's pass: nothing, and no lock taken */
+	if (!shm_ring_pending(c))
+		return 0;
 	sw_pipe_begin(&qp->pipe, &pass);
 	while (!ret && n < 64 && (e = shm_ring_peek(c))) {
 		type = e->type;

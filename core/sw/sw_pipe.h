@@ -114,6 +114,12 @@ static inline uint32_t sw_pipe_unacked(const struct sw_pipe *p)
 	return p->sent - p->acked;
 }
 
+/* Whether every posted request was sent (in a pass: the queue's lock). */
+static inline bool sw_pipe_all_sent(const struct sw_pipe *p)
+{
+	return p->sent == p->sqp->sq.tail;
+}
+
 /*
  * The peer's answers.  Each returns 0, or -OPENRDMA_EPROTO when the
  * answer names no request it could answer (the transport then drops the

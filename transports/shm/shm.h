@@ -266,7 +266,7 @@ struct shm_conn {
 	struct shm_chan_hdr *own_hdr;
 	struct shm_seg theirs;
 	const struct shm_chan_hdr *peer_hdr;
-	/* our requests: the QP's transmitter (qp->tx_busy) */
+	/* our requests: the QP's transmitter (qp->tx_want) */
 	struct shm_ring_prod req_tx;
 	/* the rest: whoever holds the slot */
 	struct shm_ring_cons resp_rx; /* their answers */
@@ -314,8 +314,7 @@ struct shm_qp {
 	uint32_t lost_mark; /* the pipe's acked when it was armed */
 	atomic_bool lost_armed;
 	/* RC: one thread transmits at a time (the ring's one producer) */
-	atomic_bool tx_busy;
-	atomic_bool tx_again;
+	atomic_uint tx_want; /* calls of shm_tx() not yet served */
 	/* deliveries and handshakes holding the QP against destruction */
 	atomic_uint users;
 	/* reachable by peers: set at the first modify, once the core has

@@ -14,7 +14,7 @@
  * ring, and beyond that the target reads them from our memory straight
  * into the receive buffer.
  *
- * One thread transmits at a time (tx_busy: the request ring has one
+ * One thread transmits at a time (tx_want: the request ring has one
  * producer); it never waits for room: answers and the target's reading
  * call it again.
  */
@@ -300,9 +300,9 @@ static void pump(struct shm_qp *qp, struct shm_conn *conn)
 	struct sw_pipe *p = &qp->pipe;
 	struct sw_pipe_pass pass;
 	struct sw_pipe_req req;
-	bool sent = false, only, unacked;
+	bool sent = false, only, unacked = false, known = false, last = false;
 	uint64_t deadline;
-	uint32_t acked;
+	uint32_t acked = 0;
 	int r, status;
 
 	if (conn->stream.on) {
@@ -310,13 +310,19 @@ static void pump(struct shm_qp *qp, struct shm_conn *conn)
 		if (!stream_more(conn))
 			goto out;
 	}
-	while (room(conn)) {
+	/* each look at the queue notes what the lost timer needs; after the
+	 * last request posted, none is taken just for it */
+	while (!last && room(conn)) {
 		sw_pipe_begin(p, &pass);
 		r = sw_pipe_unacked(p) >= cap ? SW_PIPE_BLOCKED :
 						sw_pipe_next(p, &pass, &req);
 		only = sw_pipe_unacked(p) == 1;
+		unacked = sw_pipe_unacked(p) != 0;
+		acked = p->acked;
+		last = sw_pipe_all_sent(p);
 		deadline = pass.deadline;
 		sw_pipe_end(p, &pass);
+		known = true;
 		if (r == SW_PIPE_WAIT)
 			rnr_wait(qp, deadline);
 		if (r != SW_PIPE_SEND)
@@ -330,20 +336,25 @@ static void pump(struct shm_qp *qp, struct shm_conn *conn)
 					req.len);
 		if (status >= 0) {
 			direct_done(qp, &req, status);
+			known = false;
 			continue;
 		}
 		send_req(conn, &qp->ctx->par, &req);
 		sent = true;
-		if (conn->stream.on && !stream_more(conn))
+		if (conn->stream.on && !stream_more(conn)) {
+			known = false;
 			break;
+		}
 	}
 out:
 	if (sent)
 		shm_peer_kick(conn->peer);
-	sw_pipe_begin(p, &pass);
-	unacked = sw_pipe_unacked(p) != 0;
-	acked = p->acked;
-	sw_pipe_end(p, &pass);
+	if (!known) {
+		sw_pipe_begin(p, &pass);
+		unacked = sw_pipe_unacked(p) != 0;
+		acked = p->acked;
+		sw_pipe_end(p, &pass);
+	}
 	lost_arm(qp, unacked, acked);
 }
 
@@ -377,15 +388,15 @@ static void tx_once(struct shm_qp *qp)
 
 void shm_tx(struct shm_qp *qp)
 {
-	/* paired with the load after tx_busy is released: either the
-	 * transmitter sees this request, or we take over */
-	atomic_store(&qp->tx_again, true);
-	while (!atomic_exchange(&qp->tx_busy, true)) {
-		atomic_store(&qp->tx_again, false);
-		tx_once(qp);
-		atomic_store(&qp->tx_busy, false);
-		if (!atomic_load(&qp->tx_again))
-			break;
+	unsigned int n;
+
+	/* a count that was not 0: the transmitter at work finds ours left
+	 * when it takes off the calls it served, and goes round again */
+	if (atomic_fetch_add(&qp->tx_want, 1) == 0) {
+		do {
+			n = atomic_load(&qp->tx_want);
+			tx_once(qp);
+		} while (atomic_fetch_sub(&qp->tx_want, n) != n);
 	}
 	shm_qp_publish(qp);
 }

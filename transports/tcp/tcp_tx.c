@@ -21,6 +21,7 @@
 #include <openrdma/log.h>
 
 #include "transports/tcp/tcp.h"
+#include "core/sw/dma.h"
 
 bool tcp_tx_room(struct tcp_conn *conn, int niov)
 {
@@ -331,7 +332,13 @@ static int write_all(struct tcp_conn *conn, struct tcp_qp *qp)
 		memset(&msg, 0, sizeof(msg));
 		msg.msg_iov = &tx->iov[tx->iov_pos];
 		msg.msg_iovlen = (size_t)(tx->iov_n - tx->iov_pos);
+		/* payload read on the RNIC's behalf (core/sw/dma.h): the
+		 * peer's acknowledgement orders it before the completion */
+		if (tx->has_mem)
+			sw_dma_begin();
 		n = sendmsg(conn->poll.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (tx->has_mem)
+			sw_dma_end();
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

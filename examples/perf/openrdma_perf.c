@@ -158,6 +158,7 @@ int main(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 	/* The scale test and many QPs need descriptors. */
 	perf_fd_limit_raise();
+	perf_cycles_init();
 	opts.p.session = session_id();
 	if (opts.local)
 		return run_local(&opts);

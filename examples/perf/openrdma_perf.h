@@ -25,6 +25,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include <openrdma/verbs.h>
 
@@ -278,6 +281,7 @@ struct perf_worker {
 	uint32_t *samples; /* round-trip times, ns */
 	uint64_t nsamples;
 	uint64_t samples_cap;
+	bool cycles; /* pinned: the samples are timed in CPU cycles */
 	uint64_t t_first,
 		t_last; /* ns: first post (or arrival), last completion */
 	uint64_t ops; /* messages this worker moved */
@@ -355,6 +359,26 @@ struct perf_side {
 /* ------------------------------------------------------------------ */
 
 uint64_t perf_now_ns(void);
+
+/*
+ * The latency loops' clock: the CPU's cycle counter where there is one
+ * (x86; perftest counts cycles too), read in a few cycles, where
+ * clock_gettime() may cost a microsecond (an emulated guest whose clock
+ * source is the HPET).  Only for differences on one pinned thread: a
+ * guest's cores may disagree.  perf_cycle_ns is 0 where there is none.
+ */
+extern double perf_cycle_ns;
+/* Measures perf_cycle_ns against CLOCK_MONOTONIC (about 20 ms). */
+void perf_cycles_init(void);
+
+static inline uint64_t perf_cycles(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#else
+	return perf_now_ns();
+#endif
+}
 /* Prints "openrdma-perf: [server: ]<what>: <error>" to stderr; returns ret. */
 int perf_err(const struct perf_side *side, const char *what, int ret);
 /* CPU time of the process, or of the calling thread, in ns. */
@@ -364,8 +388,9 @@ uint64_t perf_rss_bytes(void);
 unsigned int perf_fd_count(void);
 /* Raises the soft descriptor limit to the hard one; returns the limit. */
 unsigned int perf_fd_limit_raise(void);
-/* Pins the calling thread to core (cpu % online cores); cpu < 0: no-op. */
-void perf_pin(int cpu);
+/* Pins the calling thread to core (cpu % online cores); cpu < 0: no-op.
+ * Returns whether the thread is pinned. */
+bool perf_pin(int cpu);
 uint64_t perf_round_up(uint64_t v, uint64_t align);
 /* Parses "8", "4k", "1m", "1g"; returns 0 or -OPENRDMA_EINVAL. */
 int perf_parse_size(const char *s, uint64_t *out);

@@ -173,26 +173,37 @@ static int client_step(struct perf_worker *w, struct perf_qp *q)
 	}
 }
 
+/* A sample's clock: cycles on a pinned thread (perf_cycles()). */
+static inline uint64_t stamp(const struct perf_worker *w)
+{
+	return w->cycles ? perf_cycles() : perf_now_ns();
+}
+
+static inline uint64_t stamp_ns(const struct perf_worker *w, uint64_t d)
+{
+	return w->cycles ? (uint64_t)((double)d * perf_cycle_ns) : d;
+}
+
 int perf_lat_client(struct perf_worker *w)
 {
 	uint64_t total = w->round.iters * w->nqps, i, prev, now, dt;
 	unsigned int qi = 0;
 	int ret;
 
-	prev = perf_now_ns();
-	w->t_first = prev;
+	w->t_first = perf_now_ns();
+	prev = stamp(w);
 	for (i = 0; i < total; i++) {
 		ret = client_step(w, w->qps[qi]);
 		if (ret)
 			return ret;
 		if (++qi == w->nqps)
 			qi = 0;
-		now = perf_now_ns();
-		dt = now - prev;
+		now = stamp(w);
+		dt = stamp_ns(w, now - prev);
 		w->samples[i] = dt > UINT32_MAX ? UINT32_MAX : (uint32_t)dt;
 		prev = now;
 	}
-	w->t_last = prev;
+	w->t_last = perf_now_ns();
 	w->nsamples = total;
 	w->ops = total;
 	return perf_drain_sends(w);

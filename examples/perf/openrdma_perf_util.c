@@ -21,6 +21,25 @@ uint64_t perf_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+double perf_cycle_ns;
+
+void perf_cycles_init(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	struct timespec nap = { 0, 20 * 1000 * 1000 };
+	uint64_t t0, t1, c0, c1;
+
+	t0 = perf_now_ns();
+	c0 = perf_cycles();
+	nanosleep(&nap, NULL);
+	t1 = perf_now_ns();
+	c1 = perf_cycles();
+	/* slower than 100 MHz, it would round the samples */
+	if (c1 > c0 && (c1 - c0) * 10 >= t1 - t0)
+		perf_cycle_ns = (double)(t1 - t0) / (double)(c1 - c0);
+#endif
+}
+
 int perf_err(const struct perf_side *side, const char *what, int ret)
 {
 	fprintf(stderr, "%s: %s%s: %s\n", PERF_NAME,
@@ -85,19 +104,22 @@ unsigned int perf_fd_limit_raise(void)
 	return rl.rlim_cur > 1u << 30 ? 1u << 30 : (unsigned int)rl.rlim_cur;
 }
 
-void perf_pin(int cpu)
+bool perf_pin(int cpu)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	cpu_set_t set;
 
 	if (cpu < 0 || ncpu < 1)
-		return;
+		return false;
 	CPU_ZERO(&set);
 	CPU_SET(cpu % ncpu, &set);
 	/* Best effort: a restricted cpuset still runs, only unpinned. */
-	if (sched_setaffinity(0, sizeof(set), &set))
+	if (sched_setaffinity(0, sizeof(set), &set)) {
 		fprintf(stderr, "%s: cannot pin to core %ld\n", PERF_NAME,
 			cpu % ncpu);
+		return false;
+	}
+	return true;
 }
 
 uint64_t perf_round_up(uint64_t v, uint64_t align)

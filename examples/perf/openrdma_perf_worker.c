@@ -185,7 +185,8 @@ static void *worker_main(void *arg)
 	uint64_t gen = 0, cpu0;
 	bool skip;
 
-	perf_pin(side->cpu >= 0 ? side->cpu + (int)w->index : -1);
+	w->cycles = perf_pin(side->cpu >= 0 ? side->cpu + (int)w->index : -1) &&
+		    perf_cycle_ns > 0;
 	for (;;) {
 		pthread_mutex_lock(&side->lock);
 		while (side->round_gen == gen)

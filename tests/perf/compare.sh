@@ -23,7 +23,10 @@
 # the baselines; openrdma-perf runs every power of two from the smallest
 # to the largest), BENCH_DIR (sockpp.c and cma_bw.c), CPU_A, CPU_B,
 # BUSY_MAX and QUIET_WAIT_S (wait while others load the machine),
-# INSTALL=0 (do not apt-get install missing peers).  Last, vm.sh runs the
+# INSTALL=0 (do not apt-get install missing peers), ROUNDS (1: the
+# programs take turns that many times, and every figure is the median of
+# its rounds: a host whose speed drifts while it runs moves them all
+# alike; the rounds' figures are in data/*-rounds.tsv).  Last, vm.sh runs the
 # verbs transport next to perftest in the lab VM (its results in vm/;
 # VM=0 leaves it out, and it says why when the VM cannot boot).
 set -u
@@ -33,6 +36,7 @@ results_init
 
 IFACES=${IFACES:-"self0 shm0 tcp0"}
 DURATION=${DURATION:-0.3}
+ROUNDS=${ROUNDS:-1}
 SIZES=${SIZES:-"8 64 512 4096 32768 262144 1048576 8388608"}
 PERF=$(find_perf) || exit 1
 # openrdma-perf runs every power of two from the smallest to the largest.
@@ -235,17 +239,22 @@ ratios() {
 		if [ -s "$RES/skipped.tsv" ]; then
 			echo
 			echo "skipped:"
-			sed 's/^/  /; s/\t/: /' "$RES/skipped.tsv"
+			sort -u "$RES/skipped.tsv" | sed 's/^/  /; s/\t/: /'
 		fi
 	} | tee "$RES/ratios.txt"
 }
 
-openrdma
 build_bench
-sockets
-cma
-ucx
-libfabric
+for round in $(seq "$ROUNDS"); do
+	[ "$ROUNDS" -gt 1 ] && log "round $round of $ROUNDS"
+	openrdma
+	sockets
+	cma
+	ucx
+	libfabric
+done
+median_rows "$RES/data/lat.tsv"
+median_rows "$RES/data/bw.tsv"
 ratios
 plot_all
 # the verbs transport in the lab VM, next to perftest on the same devices

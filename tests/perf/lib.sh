@@ -119,6 +119,23 @@ perf_csv() {
 	{ printf "%s\t%s %s\t%s\t%s\n", fam, label, $1, $4, $14 >> bw }' "$3"
 }
 
+# median_rows FILE: one row per family, series and size, the median of
+# the rounds' figures; the rounds' rows stay in FILE's *-rounds.tsv.
+median_rows() {
+	local f=$1 r=${1%.tsv}-rounds.tsv
+	[ -s "$f" ] || return 0
+	mv "$f" "$r"
+	sort -t"$(printf '\t')" -k1,1 -k2,2 -k3,3n -k4,4g "$r" | awk -F'\t' -v OFS='\t' '
+	function flush() {
+		if (n)
+			print k1, k2, k3, (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+		n = 0
+	}
+	$1 != k1 || $2 != k2 || $3 != k3 { flush(); k1 = $1; k2 = $2; k3 = $3 }
+	{ v[++n] = $4 }
+	END { flush() }' > "$f"
+}
+
 # value FILE SERIES BYTES: a figure of the data, or nothing.
 value() {
 	awk -F'\t' -v s="$2" -v b="$3" '$2 == s && $3 == b { v = $4 } END { if (v != "") print v }' "$1"

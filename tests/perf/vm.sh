@@ -14,8 +14,14 @@
 # BUILD (default: the current folder) holds openrdma-perf and
 # registry/openrdma-info.  VMLAB (default /work/shared/vmlab) is the lab;
 # without it, or when it cannot boot here, the run is skipped with the
-# reason.  ITERS (1000), SIZE_LAT (2), SIZE_BW (65536), DEVICES
-# ("rxe0 siw0").
+# reason.  LAT_ITERS (20000), BW_ITERS (1000), SIZE_LAT (2), SIZE_BW
+# (65536), DEVICES ("rxe0 siw0"), ROUNDS (5).
+#
+# The emulated CPUs' speed drifts during a run (by half, from one minute
+# to the next): the two programs take turns, ROUNDS times, each pinned
+# the same way (client on core 0, server on core 1), and the table gives
+# the median of the rounds, the ratio of the medians and each round's
+# ratio.
 set -u
 RES=${1:-/tmp/openrdma-perf-vm}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -23,10 +29,12 @@ results_init
 
 VMLAB=${VMLAB:-/work/shared/vmlab}
 BUILD=$(cd "${BUILD:-.}" && pwd)
-ITERS=${ITERS:-1000}
+LAT_ITERS=${LAT_ITERS:-20000}
+BW_ITERS=${BW_ITERS:-1000}
 SIZE_LAT=${SIZE_LAT:-2}
 SIZE_BW=${SIZE_BW:-65536}
 DEVICES=${DEVICES:-"rxe0 siw0"}
+ROUNDS=${ROUNDS:-5}
 BIN=$BUILD/.libs/openrdma-perf
 INFO=$BUILD/registry/.libs/openrdma-info
 LIB=$BUILD/.libs
@@ -80,26 +88,30 @@ pair() {
 : > status.txt
 ibv_devices > logs/ibv_devices.txt 2>&1
 \$INFO -v > logs/openrdma-info.txt 2>&1
+S="taskset -c 1"
+C="taskset -c 0"
+for r in \$(seq $ROUNDS); do
 for dev in $DEVICES; do
 	a=\$(dev_ip \$dev)
-	if \$PERF -l -d \$dev-1 -t lat_send,lat_write -s $SIZE_LAT -n $ITERS --csv --timeout 60 \
-		> logs/openrdma-\$dev-lat.csv 2> logs/openrdma-\$dev-lat.err; then
-		echo "openrdma-\$dev-lat ok" >> status.txt
+	if \$PERF -l -d \$dev-1 --cpu 0,1 -t lat_send,lat_write -s $SIZE_LAT -n $LAT_ITERS --csv --timeout 60 \
+		> logs/openrdma-\$dev-lat.\$r.csv 2> logs/openrdma-\$dev-lat.\$r.err; then
+		echo "openrdma-\$dev-lat.\$r ok" >> status.txt
 	else
-		echo "openrdma-\$dev-lat failed" >> status.txt
-	fi
-	if \$PERF -l -d \$dev-1 -t bw_write,bw_send -s $SIZE_BW -n $ITERS --csv --timeout 60 \
-		> logs/openrdma-\$dev-bw.csv 2> logs/openrdma-\$dev-bw.err; then
-		echo "openrdma-\$dev-bw ok" >> status.txt
-	else
-		echo "openrdma-\$dev-bw failed" >> status.txt
+		echo "openrdma-\$dev-lat.\$r failed" >> status.txt
 	fi
 	for t in ib_send_lat ib_write_lat; do
-		pair "\$dev-\$t" "\$t -d \$dev -R -n $ITERS -s $SIZE_LAT" \
-			"\$t -d \$dev -R -n $ITERS -s $SIZE_LAT \$a"
+		pair "\$dev-\$t.\$r" "\$S \$t -d \$dev -R -n $LAT_ITERS -s $SIZE_LAT" \
+			"\$C \$t -d \$dev -R -n $LAT_ITERS -s $SIZE_LAT \$a"
 	done
-	pair "\$dev-ib_write_bw" "ib_write_bw -d \$dev -R -n $ITERS -s $SIZE_BW --report_gbits" \
-		"ib_write_bw -d \$dev -R -n $ITERS -s $SIZE_BW --report_gbits \$a"
+	if \$PERF -l -d \$dev-1 --cpu 0,1 -t bw_write,bw_send -s $SIZE_BW -n $BW_ITERS --csv --timeout 60 \
+		> logs/openrdma-\$dev-bw.\$r.csv 2> logs/openrdma-\$dev-bw.\$r.err; then
+		echo "openrdma-\$dev-bw.\$r ok" >> status.txt
+	else
+		echo "openrdma-\$dev-bw.\$r failed" >> status.txt
+	fi
+	pair "\$dev-ib_write_bw.\$r" "\$S ib_write_bw -d \$dev -R -n $BW_ITERS -s $SIZE_BW --report_gbits" \
+		"\$C ib_write_bw -d \$dev -R -n $BW_ITERS -s $SIZE_BW --report_gbits \$a"
+done
 done
 EOF
 
@@ -124,27 +136,55 @@ perftest_bw() {
 csv_field() { # FILE TEST COLUMN
 	awk -F, -v t="$2" -v c="$3" '$1 == t { print $c; exit }' "$1" 2> /dev/null
 }
+# The median of the numbers on stdin ("" if none).
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "-" }'
+}
+# A figure, or "-" when its run gave none.
+val() {
+	local v
+	v=$("$@")
+	echo "${v:--}"
+}
+# row DEVICE LABEL "OPENRDMA VALUES" "PERFTEST VALUES" (one per round)
+row() {
+	local o p per="" i
+	local -a ov pv
+	read -ra ov <<< "$3"
+	read -ra pv <<< "$4"
+	o=$(printf '%s\n' "${ov[@]}" | grep -v '^-*$' | median)
+	p=$(printf '%s\n' "${pv[@]}" | grep -v '^-*$' | median)
+	for ((i = 0; i < ${#ov[@]} && i < ${#pv[@]}; i++)); do
+		per="$per $(ratio "${ov[i]}" "${pv[i]}")"
+	done
+	printf '%-6s %-28s %14s %14s %8s  %s\n' "$1" "$2" "${o:-failed}" \
+		"${p:--}" "$(ratio "$o" "$p")" "${per# }"
+}
 
 {
 	echo "openrdma-perf vs perftest in the lab VM (emulated CPUs: compare ratios, not absolute figures)"
-	printf '%-6s %-28s %14s %14s %8s\n' device test openrdma-perf perftest ratio
+	echo "median of $ROUNDS rounds taken in turns; the last column: each round's ratio"
+	printf '%-6s %-28s %14s %14s %8s  %s\n' device test openrdma-perf perftest ratio rounds
 	for dev in $DEVICES; do
-		L=$RES/logs/openrdma-$dev-lat.csv
-		Bw=$RES/logs/openrdma-$dev-bw.csv
 		for pair in "lat_send:ib_send_lat" "lat_write:ib_write_lat"; do
-			o=$(csv_field "$L" "${pair%%:*}" 10)
-			p=$(perftest_lat "$RES/logs/$dev-${pair#*:}.client" "$SIZE_LAT")
-			printf '%-6s %-28s %14s %14s %8s\n' "$dev" \
-				"${pair%%:*} ${SIZE_LAT} B, us (median)" "${o:-failed}" "${p:-failed}" \
-				"$(awk -v a="$o" -v b="$p" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "-" }')"
+			o="" p=""
+			for r in $(seq "$ROUNDS"); do
+				o="$o $(val csv_field "$RES/logs/openrdma-$dev-lat.$r.csv" "${pair%%:*}" 10)"
+				p="$p $(val perftest_lat "$RES/logs/$dev-${pair#*:}.$r.client" "$SIZE_LAT")"
+			done
+			row "$dev" "${pair%%:*} ${SIZE_LAT} B, us (median)" "$o" "$p"
 		done
-		o=$(csv_field "$Bw" bw_write 14)
-		p=$(perftest_bw "$RES/logs/$dev-ib_write_bw.client" "$SIZE_BW")
-		printf '%-6s %-28s %14s %14s %8s\n' "$dev" "bw_write ${SIZE_BW} B, GB/s" \
-			"${o:-failed}" "${p:-failed}" \
-			"$(awk -v a="$o" -v b="$p" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "-" }')"
-		o=$(csv_field "$Bw" bw_send 14)
-		printf '%-6s %-28s %14s %14s %8s\n' "$dev" "bw_send ${SIZE_BW} B, GB/s" "${o:-failed}" "-" "-"
+		o="" p="" s=""
+		for r in $(seq "$ROUNDS"); do
+			o="$o $(val csv_field "$RES/logs/openrdma-$dev-bw.$r.csv" bw_write 14)"
+			p="$p $(val perftest_bw "$RES/logs/$dev-ib_write_bw.$r.client" "$SIZE_BW")"
+			s="$s $(val csv_field "$RES/logs/openrdma-$dev-bw.$r.csv" bw_send 14)"
+		done
+		row "$dev" "bw_write ${SIZE_BW} B, GB/s" "$o" "$p"
+		row "$dev" "bw_send ${SIZE_BW} B, GB/s" "$s" ""
 	done
 	echo
 	echo "runs:"

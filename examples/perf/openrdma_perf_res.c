@@ -70,6 +70,10 @@ int perf_side_open(struct perf_side *side)
 	ret = openrdma_device_find(name, &dev);
 	if (ret)
 		return perf_err(side, name, ret);
+	/* The transport's threads (a progress thread) come with the context
+	 * and keep this thread's cores: the side's, as a peer benchmark run
+	 * under taskset -c keeps its helper threads on its core. */
+	perf_pin_span(side->cpu, side->p.threads);
 	ret = perf_ctx_open(side, dev, &side->ctx, &side->pd, &side->cm_ch);
 	if (ret)
 		return ret;

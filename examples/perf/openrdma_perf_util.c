@@ -122,6 +122,22 @@ bool perf_pin(int cpu)
 	return true;
 }
 
+void perf_pin_span(int cpu, unsigned int n)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+	unsigned int i;
+
+	if (cpu < 0 || ncpu < 1)
+		return;
+	CPU_ZERO(&set);
+	for (i = 0; i < (n ? n : 1); i++)
+		CPU_SET((cpu + (long)i) % ncpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		fprintf(stderr, "%s: cannot pin to cores %d-%ld\n", PERF_NAME,
+			cpu, (cpu + (long)(n ? n : 1) - 1) % ncpu);
+}
+
 uint64_t perf_round_up(uint64_t v, uint64_t align)
 {
 	return (v + align - 1) / align * align;

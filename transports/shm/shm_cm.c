@@ -192,6 +192,10 @@ int shm_cm_id_destroy(struct openrdma_cm_id *base)
 	struct shm_cm_id *id = to_cm_id(base), *r, *tmp;
 	struct shm_ctx *sctx = id->ctx;
 
+	/* a connection ends as if disconnected: acknowledgements owed go
+	 * before the DREQ */
+	if (base->qp)
+		shm_conn_rx_settle(to_shm_qp(base->qp));
 	pthread_mutex_lock(&sctx->cm_lock);
 	/* requests the application holds outlive their listener */
 	DL_FOREACH_SAFE (id->requests, r, tmp) {

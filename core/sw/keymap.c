@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,11 +46,39 @@ struct key_entry {
 
 struct sw_keymap {
 	pthread_rwlock_t lock;
+	/* moves on with every change, under the write lock: a thread's
+	 * copy of an entry (key_cache) holds while it stays */
+	_Atomic uint64_t gen;
 	struct key_entry *table;
 	/* random bytes drawn in batches: one syscall per 64 keys */
 	uint32_t pool[64];
 	unsigned int pool_left;
 };
+
+/*
+ * A thread's last lookups, one per key slot: a check of a key the thread
+ * looked up before, with nothing changed in its map since, takes no lock.
+ * Generations start apart for every map, so that a map made where a
+ * freed one was never matches the freed one's copies.
+ */
+#define KEY_CACHE 4
+static __thread struct {
+	const struct sw_keymap *map;
+	uint64_t gen;
+	struct key_entry e;
+} key_cache[KEY_CACHE];
+static _Atomic uint64_t map_gens;
+
+static void write_begin(struct sw_keymap *map)
+{
+	pthread_rwlock_wrlock(&map->lock);
+}
+
+static void write_end(struct sw_keymap *map)
+{
+	atomic_fetch_add_explicit(&map->gen, 1, memory_order_release);
+	pthread_rwlock_unlock(&map->lock);
+}
 
 static int fill_random(void *buf, size_t len)
 {
@@ -133,6 +162,7 @@ int sw_keymap_create(struct sw_keymap **map_out)
 	ret = -pthread_rwlock_init(&map->lock, NULL);
 	if (ret)
 		goto err_free;
+	atomic_init(&map->gen, atomic_fetch_add(&map_gens, 1ull << 32));
 	*map_out = map;
 	return 0;
 
@@ -190,7 +220,7 @@ int sw_keymap_add(struct sw_keymap *map, const struct sw_key_attr *attr,
 		e->access = attr->access;
 	}
 
-	pthread_rwlock_wrlock(&map->lock);
+	write_begin(map);
 	for (i = 0; i < KEY_ATTEMPTS; i++) {
 		ret = next_random(map, &rnd);
 		if (ret)
@@ -205,12 +235,12 @@ int sw_keymap_add(struct sw_keymap *map, const struct sw_key_attr *attr,
 	e->index = SW_KEY_INDEX(rnd);
 	e->key = rnd;
 	HASH_ADD(hh, map->table, index, sizeof(e->index), e);
-	pthread_rwlock_unlock(&map->lock);
+	write_end(map);
 	*key_out = e->key;
 	return 0;
 
 err_unlock:
-	pthread_rwlock_unlock(&map->lock);
+	write_end(map);
 	free(e);
 	return ret;
 }
@@ -223,7 +253,7 @@ int sw_keymap_modify(struct sw_keymap *map, uint32_t key,
 
 	if (attr->type != SW_KEY_MR || !attr_valid(attr))
 		return -OPENRDMA_EINVAL;
-	pthread_rwlock_wrlock(&map->lock);
+	write_begin(map);
 	e = find_key(map, key);
 	if (!e || e->type != SW_KEY_MR) {
 		ret = -OPENRDMA_ENOENT;
@@ -236,7 +266,7 @@ int sw_keymap_modify(struct sw_keymap *map, uint32_t key,
 		e->pd = attr->pd;
 		e->owner = attr->owner;
 	}
-	pthread_rwlock_unlock(&map->lock);
+	write_end(map);
 	return ret;
 }
 
@@ -258,7 +288,7 @@ int sw_keymap_remove(struct sw_keymap *map, uint32_t key)
 	struct key_entry *e;
 	int ret = 0;
 
-	pthread_rwlock_wrlock(&map->lock);
+	write_begin(map);
 	/* a window is removed by index: its tag may have moved on */
 	e = find_index(map, SW_KEY_INDEX(key));
 	if (!e || (e->type == SW_KEY_MR && e->key != key)) {
@@ -274,7 +304,7 @@ int sw_keymap_remove(struct sw_keymap *map, uint32_t key)
 	HASH_DEL(map->table, e);
 	free(e);
 out:
-	pthread_rwlock_unlock(&map->lock);
+	write_end(map);
 	return ret;
 }
 
@@ -295,40 +325,60 @@ static bool in_range(uint64_t base, uint64_t size, uint64_t addr, uint64_t len)
 	       len <= size - (addr - base);
 }
 
+/* The check itself, of the entry e that key names (NULL: none). */
+static enum openrdma_wc_status check(const struct key_entry *e,
+				     const struct openrdma_pd *pd,
+				     uint64_t addr, uint64_t len,
+				     unsigned int required, struct sw_mem *out)
+{
+	bool remote = required & REMOTE_ACCESS;
+	enum openrdma_wc_status fail =
+		remote ? OPENRDMA_WC_REM_ACCESS_ERR : OPENRDMA_WC_LOC_PROT_ERR;
+	uint64_t base;
+
+	if (!e || !e->valid || e->pd != pd)
+		return fail;
+	/* windows are for remote peers; locally only MRs are addressed */
+	if (!remote && e->type != SW_KEY_MR)
+		return fail;
+	if ((e->access & required) != required)
+		return fail;
+	base = remote && (e->access & OPENRDMA_ACCESS_ZERO_BASED) ? 0 : e->va;
+	if (!in_range(base, e->length, addr, len))
+		return fail;
+	out->ptr = (uint8_t *)(uintptr_t)(e->va + (addr - base));
+	out->type = e->type;
+	out->access = e->access;
+	out->owner = e->owner;
+	return OPENRDMA_WC_SUCCESS;
+}
+
 enum openrdma_wc_status sw_keymap_check(struct sw_keymap *map, uint32_t key,
 					const struct openrdma_pd *pd,
 					uint64_t addr, uint64_t len,
 					unsigned int required,
 					struct sw_mem *out)
 {
-	bool remote = required & REMOTE_ACCESS;
-	enum openrdma_wc_status fail =
-		remote ? OPENRDMA_WC_REM_ACCESS_ERR : OPENRDMA_WC_LOC_PROT_ERR;
+	uint64_t gen = atomic_load_explicit(&map->gen, memory_order_acquire);
+	unsigned int slot = SW_KEY_INDEX(key) % KEY_CACHE;
+	enum openrdma_wc_status status;
 	struct key_entry *e;
-	uint64_t base;
 
+	if (key_cache[slot].map == map && key_cache[slot].gen == gen &&
+	    key_cache[slot].e.key == key)
+		return check(&key_cache[slot].e, pd, addr, len, required, out);
 	pthread_rwlock_rdlock(&map->lock);
 	e = find_key(map, key);
-	if (!e || !e->valid || e->pd != pd)
-		goto fail;
-	/* windows are for remote peers; locally only MRs are addressed */
-	if (!remote && e->type != SW_KEY_MR)
-		goto fail;
-	if ((e->access & required) != required)
-		goto fail;
-	base = remote && (e->access & OPENRDMA_ACCESS_ZERO_BASED) ? 0 : e->va;
-	if (!in_range(base, e->length, addr, len))
-		goto fail;
-	out->ptr = (uint8_t *)(uintptr_t)(e->va + (addr - base));
-	out->type = e->type;
-	out->access = e->access;
-	out->owner = e->owner;
+	if (e) {
+		/* writers are out: the generation is the entry's */
+		key_cache[slot].map = map;
+		key_cache[slot].gen =
+			atomic_load_explicit(&map->gen, memory_order_relaxed);
+		key_cache[slot].e = *e;
+	}
+	status = check(e, pd, addr, len, required, out);
 	pthread_rwlock_unlock(&map->lock);
-	return OPENRDMA_WC_SUCCESS;
-
-fail:
-	pthread_rwlock_unlock(&map->lock);
-	return fail;
+	return status;
 }
 
 enum openrdma_wc_status sw_keymap_map_sges(struct sw_keymap *map,
@@ -370,7 +420,7 @@ enum openrdma_wc_status sw_keymap_bind(struct sw_keymap *map,
 
 	if (bind->access & ~(unsigned int)WINDOW_ACCESS)
 		return status;
-	pthread_rwlock_wrlock(&map->lock);
+	write_begin(map);
 	/* a type 1 window's key moved on when its bind was posted (and may
 	 * have again for a bind posted after it): it is found by its index */
 	mw = bind->type1 ? find_index(map, SW_KEY_INDEX(bind->mw_key)) :
@@ -422,7 +472,7 @@ enum openrdma_wc_status sw_keymap_bind(struct sw_keymap *map,
 	*key_out = key;
 	status = OPENRDMA_WC_SUCCESS;
 out:
-	pthread_rwlock_unlock(&map->lock);
+	write_end(map);
 	return status;
 }
 
@@ -432,12 +482,12 @@ int sw_keymap_invalidate(struct sw_keymap *map, uint32_t key,
 	struct key_entry *e;
 	int ret = -OPENRDMA_EINVAL;
 
-	pthread_rwlock_wrlock(&map->lock);
+	write_begin(map);
 	e = find_key(map, key);
 	if (e && e->type == SW_KEY_MW2 && e->valid && e->pd == pd) {
 		unbind(map, e);
 		ret = 0;
 	}
-	pthread_rwlock_unlock(&map->lock);
+	write_end(map);
 	return ret;
 }

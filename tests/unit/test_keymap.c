@@ -4,6 +4,7 @@
  * time, and every outcome of the access check, windows included.
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -453,4 +454,89 @@ Test(keymap, modify_and_remove)
 	cr_assert_eq(sw_keymap_count(map), 0);
 	attr.access = 0x400;
 	cr_assert_eq(sw_keymap_add(map, &attr, &k), -OPENRDMA_EINVAL);
+}
+
+/*
+ * A thread's checks of a key it checked before take no lock: every change
+ * to the map (re-registration, removal, bind, invalidation), made here or
+ * by another thread, must still be seen by the next check.
+ */
+struct change_arg {
+	uint32_t key;
+	struct sw_key_attr attr;
+};
+
+static void *modify_elsewhere(void *p)
+{
+	struct change_arg *a = p;
+
+	cr_assert_eq(sw_keymap_modify(map, a->key, &a->attr), 0);
+	return NULL;
+}
+
+Test(keymap, checks_see_every_change_after_a_cached_one)
+{
+	uint32_t mr =
+		add_mr(&pd_a, buf, 256,
+		       OPENRDMA_ACCESS_LOCAL_WRITE | OPENRDMA_ACCESS_MW_BIND |
+			       OPENRDMA_ACCESS_REMOTE_READ);
+	uint32_t mw = add_mw(&pd_a, SW_KEY_MW2), bound = 0;
+	struct change_arg a = {
+		.key = mr,
+		.attr = { .type = SW_KEY_MR,
+			  .va = va(1024),
+			  .length = 64,
+			  .access = OPENRDMA_ACCESS_REMOTE_READ,
+			  .pd = &pd_a },
+	};
+	struct sw_keymap *old = map;
+	pthread_t t;
+	int i;
+
+	/* a few checks make it the thread's copy */
+	for (i = 0; i < 3; i++)
+		cr_assert_eq(check(mr, &pd_a, va(0), 256,
+				   OPENRDMA_ACCESS_REMOTE_READ),
+			     OPENRDMA_WC_SUCCESS);
+	/* re-registered by another thread: the old range is gone */
+	cr_assert_eq(pthread_create(&t, NULL, modify_elsewhere, &a), 0);
+	pthread_join(t, NULL);
+	cr_assert_eq(check(mr, &pd_a, va(0), 8, OPENRDMA_ACCESS_REMOTE_READ),
+		     OPENRDMA_WC_REM_ACCESS_ERR);
+	cr_assert_eq(check(mr, &pd_a, va(1024), 64,
+			   OPENRDMA_ACCESS_REMOTE_READ),
+		     OPENRDMA_WC_SUCCESS);
+
+	/* a window checked, then invalidated: no access through it */
+	a.attr.va = va(0);
+	a.attr.length = 256;
+	a.attr.access = OPENRDMA_ACCESS_LOCAL_WRITE | OPENRDMA_ACCESS_MW_BIND;
+	cr_assert_eq(sw_keymap_modify(map, mr, &a.attr), 0);
+	cr_assert_eq(do_bind(mw, mw, false, mr, va(0), 128,
+			     OPENRDMA_ACCESS_REMOTE_WRITE, &bound),
+		     OPENRDMA_WC_SUCCESS);
+	cr_assert_eq(check(bound, &pd_a, va(0), 128,
+			   OPENRDMA_ACCESS_REMOTE_WRITE),
+		     OPENRDMA_WC_SUCCESS);
+	cr_assert_eq(sw_keymap_invalidate(map, bound, &pd_a), 0);
+	cr_assert_eq(check(bound, &pd_a, va(0), 8,
+			   OPENRDMA_ACCESS_REMOTE_WRITE),
+		     OPENRDMA_WC_REM_ACCESS_ERR);
+	cr_assert_eq(sw_keymap_remove(map, bound), 0);
+
+	/* removed: its key names nothing */
+	cr_assert_eq(check(mr, &pd_a, va(0), 8, OPENRDMA_ACCESS_LOCAL_WRITE),
+		     OPENRDMA_WC_SUCCESS);
+	cr_assert_eq(sw_keymap_remove(map, mr), 0);
+	cr_assert_eq(check(mr, &pd_a, va(0), 8, OPENRDMA_ACCESS_LOCAL_WRITE),
+		     OPENRDMA_WC_LOC_PROT_ERR);
+
+	/* a new map, perhaps where the old one was, knows none of its keys */
+	mr = add_mr(&pd_a, buf, 256, OPENRDMA_ACCESS_LOCAL_WRITE);
+	cr_assert_eq(check(mr, &pd_a, va(0), 8, OPENRDMA_ACCESS_LOCAL_WRITE),
+		     OPENRDMA_WC_SUCCESS);
+	sw_keymap_destroy(old);
+	cr_assert_eq(sw_keymap_create(&map), 0);
+	cr_assert_eq(check(mr, &pd_a, va(0), 8, OPENRDMA_ACCESS_LOCAL_WRITE),
+		     OPENRDMA_WC_LOC_PROT_ERR);
 }

@@ -20,6 +20,7 @@
  */
 #include <string.h>
 
+#include "core/sw/dma.h"
 #include "core/sw/payload.h"
 #include "transports/shm/shm.h"
 
@@ -114,7 +115,11 @@ static uint64_t chunk_now(struct shm_ring_prod *r, uint64_t left)
 	return n < left ? n : left;
 }
 
-/* Copies the next len bytes of the cursor into the data ring at pos. */
+/*
+ * Copies the next len bytes of the cursor into the data ring at pos.  The
+ * payload is read on the RNIC's behalf (core/sw/dma.h): the peer's answer
+ * orders the read before the completion, through the other process.
+ */
 static void data_fill(struct shm_ring_prod *r, uint64_t pos,
 		      struct sw_iov_cursor *cur, uint64_t len)
 {
@@ -122,8 +127,10 @@ static void data_fill(struct shm_ring_prod *r, uint64_t pos,
 
 	if (first > len)
 		first = len;
+	sw_dma_begin();
 	sw_iov_cursor_get(cur, r->data + off, first);
 	sw_iov_cursor_get(cur, r->data, len - first);
+	sw_dma_end();
 }
 
 /* More of the payload being streamed; true once it all went. */
@@ -182,7 +189,10 @@ static void send_req(struct shm_conn *conn, const struct shm_params *par,
 		e->pl = SHM_PL_NONE;
 	} else if (is_send(w->opcode) && len <= SHM_INLINE_MAX) {
 		e->pl = SHM_PL_INLINE;
+		/* as data_fill() */
+		sw_dma_begin();
 		sw_iov_cursor_get(&conn->stream.cur, e->u.inl, len);
+		sw_dma_end();
 	} else if (peer_cma && (w->opcode == OPENRDMA_WR_RDMA_READ ||
 				len > par->eager_max)) {
 		/* the target copies from (or to) our memory itself */

@@ -3,13 +3,13 @@
  * it_callbacks: the ping-pong of it_pingpong, driven by EVD callbacks
  * instead of waits.  Each side attaches a callback to its receive SEVD
  * that takes the completions, posts the next receive and sends the next
- * message, taking its earlier send completions from the request SEVD
- * first.  The main thread only waits for the end.
+ * message once the send before it completed: the one send buffer is the
+ * application's again only then, even when the answer to that send has
+ * already come.  The main thread only waits for the end.
  *
  *   it_callbacks [-d interface] [-p port] [-n iters] [-s size] [-l] [server]
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,6 +29,7 @@ struct cb_side {
 	/* written by the callbacks, which never run concurrently per SEVD */
 	unsigned int received;
 	unsigned int sent;
+	unsigned int completed; /* sends */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool done;
@@ -45,35 +46,31 @@ static void finish(struct cb_side *s, bool failed)
 }
 
 /*
- * The send completions so far, taken before each send: the request SEVD
- * then holds at most the one or two in flight, however late the callback
- * threads run (a callback of its own on it could be held up while the
- * ping-pong goes on, and the SEVD overflow).
+ * Waits for the completion of every send posted, before the send buffer
+ * is written again.  Taken here rather than by a callback of its own,
+ * the request SEVD holds at most the one send in flight, however late
+ * the callback threads run.
  */
-static it_status_t sends_done(struct cb_side *s)
+static int sends_done(struct cb_side *s)
 {
-	it_event_t ev;
-
-	while (it_evd_dequeue(s->x.sq, &ev) == IT_SUCCESS) {
-		if (ev.dto_cmpl.dto_status != IT_DTO_SUCCESS) {
-			fprintf(stderr,
-				"%s: send %" PRIu64 " failed: status %d\n",
+	while (s->completed < s->sent) {
+		if (itx_wait(s->x.sq, IT_DTO_SEND_CMPL_EVENT, NULL)) {
+			fprintf(stderr, "%s: send %u did not complete\n",
 				s->server ? "server" : "client",
-				(uint64_t)ev.dto_cmpl.cookie,
-				(int)ev.dto_cmpl.dto_status);
-			return IT_ERR_ABORT;
+				s->completed + 1);
+			return -1;
 		}
+		s->completed++;
 	}
-	return IT_SUCCESS;
+	return 0;
 }
 
+/* Sends what the send buffer holds (sends_done() came first). */
 static it_status_t send_msg(struct cb_side *s)
 {
 	it_lmr_triplet_t seg = itx_seg(&s->sbuf, 0, s->size);
 	it_status_t st;
 
-	if (sends_done(s))
-		return IT_ERR_ABORT;
 	s->sent++;
 	st = it_post_send(s->ep, &seg, 1, s->sent, IT_COMPLETION_FLAG);
 	if (st)
@@ -109,6 +106,10 @@ static void on_recv(it_evd_handle_t evd, void *arg)
 			return;
 		}
 		if (s->server) {
+			if (sends_done(s)) {
+				finish(s, true);
+				return;
+			}
 			memcpy(s->sbuf.p, s->rbuf.p, s->size);
 			if (send_msg(s))
 				finish(s, true);
@@ -124,6 +125,10 @@ static void on_recv(it_evd_handle_t evd, void *arg)
 		}
 		if (s->received == s->iters) {
 			finish(s, false);
+			return;
+		}
+		if (sends_done(s)) {
+			finish(s, true);
 			return;
 		}
 		s->sbuf.p[0] = (unsigned char)(s->received + 1);

@@ -195,13 +195,7 @@ OPENRDMA_EXPORT int openrdma_qp_query(struct openrdma_qp *qp,
 	attr->qp_state = state;
 	attr->cur_qp_state = state;
 	attr->cap = qp->cap;
-	init_attr->qp_context = qp->qp_context;
-	init_attr->send_cq = qp->send_cq;
-	init_attr->recv_cq = qp->recv_cq;
-	init_attr->srq = qp->srq;
-	init_attr->cap = qp->cap;
-	init_attr->qp_type = qp->qp_type;
-	init_attr->sq_sig_all = qp->sq_sig_all;
+	core_qp_init_attr_get(qp, init_attr);
 	return 0;
 }
 

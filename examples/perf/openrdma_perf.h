@@ -392,8 +392,9 @@ unsigned int perf_fd_limit_raise(void);
  * Returns whether the thread is pinned. */
 bool perf_pin(int cpu);
 /* Pins the calling thread, and the threads it makes from now on, to
- * cores cpu .. cpu + n - 1 (modulo the online cores); cpu < 0: no-op. */
-void perf_pin_span(int cpu, unsigned int n);
+ * cores cpu .. cpu + n - 1 (modulo the online cores); cpu < 0: no-op.
+ * Returns whether the thread is pinned. */
+bool perf_pin_span(int cpu, unsigned int n);
 uint64_t perf_round_up(uint64_t v, uint64_t align);
 /* Parses "8", "4k", "1m", "1g"; returns 0 or -OPENRDMA_EINVAL. */
 int perf_parse_size(const char *s, uint64_t *out);

@@ -104,38 +104,31 @@ unsigned int perf_fd_limit_raise(void)
 	return rl.rlim_cur > 1u << 30 ? 1u << 30 : (unsigned int)rl.rlim_cur;
 }
 
-bool perf_pin(int cpu)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	cpu_set_t set;
-
-	if (cpu < 0 || ncpu < 1)
-		return false;
-	CPU_ZERO(&set);
-	CPU_SET(cpu % ncpu, &set);
-	/* Best effort: a restricted cpuset still runs, only unpinned. */
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		fprintf(stderr, "%s: cannot pin to core %ld\n", PERF_NAME,
-			cpu % ncpu);
-		return false;
-	}
-	return true;
-}
-
-void perf_pin_span(int cpu, unsigned int n)
+bool perf_pin_span(int cpu, unsigned int n)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	cpu_set_t set;
 	unsigned int i;
 
 	if (cpu < 0 || ncpu < 1)
-		return;
+		return false;
+	if (!n)
+		n = 1;
 	CPU_ZERO(&set);
-	for (i = 0; i < (n ? n : 1); i++)
+	for (i = 0; i < n; i++)
 		CPU_SET((cpu + (long)i) % ncpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		fprintf(stderr, "%s: cannot pin to cores %d-%ld\n", PERF_NAME,
-			cpu, (cpu + (long)(n ? n : 1) - 1) % ncpu);
+	/* Best effort: a restricted cpuset still runs, only unpinned. */
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		fprintf(stderr, "%s: cannot pin to core %ld (%u cores)\n",
+			PERF_NAME, cpu % ncpu, n);
+		return false;
+	}
+	return true;
+}
+
+bool perf_pin(int cpu)
+{
+	return perf_pin_span(cpu, 1);
 }
 
 uint64_t perf_round_up(uint64_t v, uint64_t align)

@@ -90,25 +90,24 @@ ibv_devices > logs/ibv_devices.txt 2>&1
 \$INFO -v > logs/openrdma-info.txt 2>&1
 S="taskset -c 1"
 C="taskset -c 0"
+# ours NAME ARGS...: openrdma-perf, both sides here, pinned as perftest
+ours() {
+	if \$PERF -l --cpu 0,1 --csv --timeout 60 "\${@:2}" \
+		> logs/openrdma-\$1.csv 2> logs/openrdma-\$1.err; then
+		echo "openrdma-\$1 ok" >> status.txt
+	else
+		echo "openrdma-\$1 failed" >> status.txt
+	fi
+}
 for r in \$(seq $ROUNDS); do
 for dev in $DEVICES; do
 	a=\$(dev_ip \$dev)
-	if \$PERF -l -d \$dev-1 --cpu 0,1 -t lat_send,lat_write -s $SIZE_LAT -n $LAT_ITERS --csv --timeout 60 \
-		> logs/openrdma-\$dev-lat.\$r.csv 2> logs/openrdma-\$dev-lat.\$r.err; then
-		echo "openrdma-\$dev-lat.\$r ok" >> status.txt
-	else
-		echo "openrdma-\$dev-lat.\$r failed" >> status.txt
-	fi
+	ours \$dev-lat.\$r -d \$dev-1 -t lat_send,lat_write -s $SIZE_LAT -n $LAT_ITERS
 	for t in ib_send_lat ib_write_lat; do
 		pair "\$dev-\$t.\$r" "\$S \$t -d \$dev -R -n $LAT_ITERS -s $SIZE_LAT" \
 			"\$C \$t -d \$dev -R -n $LAT_ITERS -s $SIZE_LAT \$a"
 	done
-	if \$PERF -l -d \$dev-1 --cpu 0,1 -t bw_write,bw_send -s $SIZE_BW -n $BW_ITERS --csv --timeout 60 \
-		> logs/openrdma-\$dev-bw.\$r.csv 2> logs/openrdma-\$dev-bw.\$r.err; then
-		echo "openrdma-\$dev-bw.\$r ok" >> status.txt
-	else
-		echo "openrdma-\$dev-bw.\$r failed" >> status.txt
-	fi
+	ours \$dev-bw.\$r -d \$dev-1 -t bw_write,bw_send -s $SIZE_BW -n $BW_ITERS
 	pair "\$dev-ib_write_bw.\$r" "\$S ib_write_bw -d \$dev -R -n $BW_ITERS -s $SIZE_BW --report_gbits" \
 		"\$C ib_write_bw -d \$dev -R -n $BW_ITERS -s $SIZE_BW --report_gbits \$a"
 done
@@ -140,7 +139,7 @@ csv_field() { # FILE TEST COLUMN
 median() {
 	sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-ratio() {
+ratio_of() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "-" }'
 }
 # A figure, or "-" when its run gave none.
@@ -158,10 +157,10 @@ row() {
 	o=$(printf '%s\n' "${ov[@]}" | grep -v '^-*$' | median)
 	p=$(printf '%s\n' "${pv[@]}" | grep -v '^-*$' | median)
 	for ((i = 0; i < ${#ov[@]} && i < ${#pv[@]}; i++)); do
-		per="$per $(ratio "${ov[i]}" "${pv[i]}")"
+		per="$per $(ratio_of "${ov[i]}" "${pv[i]}")"
 	done
 	printf '%-6s %-28s %14s %14s %8s  %s\n' "$1" "$2" "${o:-failed}" \
-		"${p:--}" "$(ratio "$o" "$p")" "${per# }"
+		"${p:--}" "$(ratio_of "$o" "$p")" "${per# }"
 }
 
 {

@@ -10,8 +10,14 @@
 dir=examples
 status=0
 # Ports from this shell's process id: runs of other build trees, or on
-# other interfaces, at the same time do not contend for one port.
-port=$((20000 + ($$ % 4000) * 10))
+# other interfaces, at the same time do not contend for one port.  They
+# stay below the kernel's ephemeral range, which the connections of tests
+# running beside this one draw from (a listen on such a port is refused
+# with IT_ERR_CONN_QUAL_BUSY).
+low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+case $low in '' | *[!0-9]*) low=32768 ;; esac
+[ "$low" -gt 20100 ] || low=32768
+port=$((20000 + ($$ % ((low - 20000) / 10 - 1)) * 10))
 for run in "it_pingpong -n 2000 -s 64" \
 	   "it_pingpong -n 200 -s 1048576" \
 	   "it_rdma -n 500 -s 65536" \

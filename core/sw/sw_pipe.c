@@ -92,6 +92,7 @@ int sw_pipe_reset(struct sw_pipe *p)
 	p->stopped = false;
 	p->failed = false;
 	p->lost = false;
+	__atomic_store_n(&p->unsent, 0, __ATOMIC_RELAXED);
 	core_lock_release(&sq->lock);
 	return ret;
 }
@@ -147,6 +148,7 @@ int sw_pipe_post_send(struct sw_pipe *p, struct openrdma_send_wr *wr,
 			break;
 		}
 	}
+	__atomic_store_n(&p->unsent, sq->tail - p->sent, __ATOMIC_RELAXED);
 	core_lock_release(&sq->lock);
 	/* in ERR the toolkit's progress flushes them at once */
 	if (sw_qp_state(sqp) == OPENRDMA_QPS_ERR)
@@ -215,6 +217,8 @@ void sw_pipe_end(struct sw_pipe *p, struct sw_pipe_pass *pass)
 		p->failed = true;
 		openrdma_qp_state_set(sqp->qp, OPENRDMA_QPS_ERR);
 	}
+	__atomic_store_n(&p->unsent, pipe_sq(p)->tail - p->sent,
+			 __ATOMIC_RELAXED);
 	core_lock_release(&pipe_sq(p)->lock);
 	if (sw_cq_batch_done(&pass->batch))
 		sw_qp_error(sqp, OPENRDMA_EVENT_QP_FATAL);

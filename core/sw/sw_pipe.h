@@ -53,6 +53,9 @@ struct sw_pipe {
 	bool stopped; /* nothing is sent from stop on */
 	bool failed; /* the peer failed a request: nothing more is sent */
 	bool lost; /* the path to the peer is gone */
+	/* posted requests not yet sent, as the last post or pass left them
+	 * (sw_pipe_may_send); written under the queue's lock */
+	uint32_t unsent;
 };
 
 /* One request for the wire, as sw_pipe_next() returns it. */
@@ -118,6 +121,16 @@ static inline uint32_t sw_pipe_unacked(const struct sw_pipe *p)
 static inline bool sw_pipe_all_sent(const struct sw_pipe *p)
 {
 	return p->sent == p->sqp->sq.tail;
+}
+
+/*
+ * Whether requests wait to be sent, without the queue's lock: false only
+ * if none did when the last post or pass ended.  A transport that sees
+ * false after an answer need not write: a later post writes for itself.
+ */
+static inline bool sw_pipe_may_send(const struct sw_pipe *p)
+{
+	return __atomic_load_n(&p->unsent, __ATOMIC_RELAXED) != 0;
 }
 
 /*

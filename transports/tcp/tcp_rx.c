@@ -31,6 +31,12 @@ enum {
 	RX_AGAIN = 2, /* no more data now */
 };
 
+/* What a turn's frames may have given the writer to do. */
+enum {
+	RX_SAW_ANSWER = 1 << 0, /* answers or acks: requests may go on */
+	RX_SAW_REQUEST = 1 << 1, /* requests: answers may wait */
+};
+
 /* Reads into the staging buffer; returns the count, RX_EOF as 0, or a
  * negative code (-EAGAIN when nothing is there). */
 static ssize_t read_staging(struct tcp_conn *c)
@@ -159,7 +165,7 @@ static ssize_t read_direct(struct tcp_conn *c)
 }
 
 /* A frame's header came: decides what becomes of it and its payload. */
-static int frame_begin(struct tcp_conn *c, bool *kick)
+static int frame_begin(struct tcp_conn *c, unsigned int *saw)
 {
 	struct tcp_rx *rx = &c->rx;
 	struct tcp_frame *f = &rx->f;
@@ -194,7 +200,7 @@ static int frame_begin(struct tcp_conn *c, bool *kick)
 			sw_pipe_end(&qp->pipe, &pass);
 			if (ret)
 				return ret;
-			*kick = true;
+			*saw |= RX_SAW_ANSWER;
 		}
 	}
 	switch (f->opcode) {
@@ -209,7 +215,7 @@ static int frame_begin(struct tcp_conn *c, bool *kick)
 		if (!c->target || !c->greeted)
 			return -OPENRDMA_EPROTO;
 		tcp_rc_request(c, qp, f);
-		*kick = true;
+		*saw |= RX_SAW_REQUEST;
 		return 0;
 	case TCP_OP_ACK:
 	case TCP_OP_NAK:
@@ -217,7 +223,7 @@ static int frame_begin(struct tcp_conn *c, bool *kick)
 	case TCP_OP_ATOMIC_RESP:
 		if (!c->initiator || !c->greeted)
 			return -OPENRDMA_EPROTO;
-		*kick = true;
+		*saw |= RX_SAW_ANSWER;
 		return tcp_rc_answer(c, qp, f);
 	case TCP_OP_CONNECT:
 	case TCP_OP_ACCEPT:
@@ -280,7 +286,7 @@ static int frame_end(struct tcp_conn *c)
 /* Reads and handles frames until the socket is empty, the budget is
  * spent (only if more is given: RX_AGAIN then, with *more set), or the
  * connection ends. */
-static int rx_loop(struct tcp_conn *c, bool *kick, bool *more)
+static int rx_loop(struct tcp_conn *c, unsigned int *saw, bool *more)
 {
 	struct tcp_rx *rx = &c->rx;
 	size_t consumed = 0, need;
@@ -314,7 +320,7 @@ static int rx_loop(struct tcp_conn *c, bool *kick, bool *more)
 				continue;
 			}
 			rx->pos += (size_t)ret;
-			ret = frame_begin(c, kick);
+			ret = frame_begin(c, saw);
 			if (ret)
 				return ret;
 			if (!rx->f.length) {
@@ -359,7 +365,8 @@ static int rx_loop(struct tcp_conn *c, bool *kick, bool *more)
 static void rx_turn(struct tcp_conn *c, bool app)
 {
 	struct tcp_ctx *tctx = c->ctx;
-	bool kick = false, more = false, pending, due;
+	bool more = false, pending, due, write;
+	unsigned int saw = 0;
 	int ret;
 
 	/* an edge, or a poll: the socket may hold data again */
@@ -372,7 +379,7 @@ static void rx_turn(struct tcp_conn *c, bool app)
 		c->rx.sink = TCP_SINK_DISCARD;
 		c->rx.status = OPENRDMA_WC_LOC_PROT_ERR;
 	}
-	ret = rx_loop(c, &kick, app ? NULL : &more);
+	ret = rx_loop(c, &saw, app ? NULL : &more);
 	c->rx.gen = atomic_load(&tctx->mem_gen);
 	tcp_mem_leave(tctx);
 
@@ -390,13 +397,19 @@ static void rx_turn(struct tcp_conn *c, bool app)
 		tcp_conn_get(c);
 		DL_APPEND2(tctx->rx_again, c, rx_prev, rx_next);
 	}
-	if (!kick)
+	if (!saw)
 		return;
 	core_lock_acquire(&c->lock);
 	pending = c->ack_pending;
 	due = c->ack_due;
+	/* requests alone leave nothing to write but a held ack; answers,
+	 * requests the window held back */
+	write = due || c->resp_n || c->ctl_head ||
+		((saw & RX_SAW_ANSWER) && tcp_conn_qp(c) &&
+		 sw_pipe_may_send(&tcp_conn_qp(c)->pipe));
 	core_lock_release(&c->lock);
-	tcp_tx_kick(c);
+	if (write)
+		tcp_tx_kick(c);
 	/* a poller sends its delayed acknowledgements on its next polls */
 	if (pending && !due && !app)
 		tcp_ack_list_add(c);

@@ -47,8 +47,7 @@ int sw_cq_poll(struct sw_cq *scq, int num_entries, struct openrdma_wc *wc)
 		return -OPENRDMA_EINVAL;
 	/* empty, with no overrun to report: the usual busy poll takes no
 	 * lock (a completion pushed meanwhile is the next poll's) */
-	if (!__atomic_load_n(&scq->count, __ATOMIC_RELAXED) &&
-	    !__atomic_load_n(&scq->overrun, __ATOMIC_RELAXED))
+	if (!sw_cq_ready(scq))
 		return 0;
 	core_lock_acquire(&scq->lock);
 	n = scq->count < (uint32_t)num_entries ? scq->count :

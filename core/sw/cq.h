@@ -52,6 +52,14 @@ struct sw_cq_batch {
 
 int sw_cq_init(struct sw_cq *scq, struct openrdma_cq *cq, int cqe);
 void sw_cq_fini(struct sw_cq *scq);
+/* Whether a poll would find something (an entry or an overrun); takes no
+ * lock, so an entry pushed meanwhile may be missed. */
+static inline bool sw_cq_ready(const struct sw_cq *scq)
+{
+	return __atomic_load_n(&scq->count, __ATOMIC_RELAXED) ||
+	       __atomic_load_n(&scq->overrun, __ATOMIC_RELAXED);
+}
+
 /* Returns the number of entries copied, or -OPENRDMA_EOVERFLOW once the CQ
  * has overrun and the entries before the overrun are drained. */
 int sw_cq_poll(struct sw_cq *scq, int num_entries, struct openrdma_wc *wc);

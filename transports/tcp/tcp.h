@@ -178,6 +178,7 @@ struct tcp_cq {
 	pthread_mutex_t drive_lock;
 	struct tcp_conn **drive;
 	int ndrive;
+	int drive_next; /* where the next poll starts; drive_lock */
 	int drive_cap;
 };
 
@@ -278,7 +279,9 @@ struct tcp_tx {
 	/* conn->lock */
 	bool busy; /* a thread is writing */
 	bool kick; /* more arrived meanwhile */
-	bool blocked; /* the socket is full: EPOLLOUT resumes */
+	/* the socket is full: EPOLLOUT resumes; stored atomically, a poller
+	 * peeks (tcp_poll.c) */
+	bool blocked;
 	/* the batch: the token holder's */
 	struct iovec iov[TCP_TX_IOV];
 	struct tcp_guard guard[TCP_TX_IOV];
@@ -363,7 +366,7 @@ struct tcp_conn {
 	struct tcp_ctl *ctl_head, *ctl_tail;
 	struct tcp_resp resp[TCP_RESP_MAX];
 	unsigned int resp_head, resp_n;
-	bool ack_pending;
+	bool ack_pending; /* stored atomically: a poller peeks (tcp_poll.c) */
 	bool ack_due; /* write it now, without waiting for a frame */
 	uint32_t ack_psn;
 	uint64_t ack_deadline;

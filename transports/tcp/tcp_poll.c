@@ -135,10 +135,17 @@ static bool polled(struct tcp_conn *conn, uint64_t now)
  * progress thread's EPOLLOUT, which must first be scheduled on a core the
  * poller keeps busy.
  */
-static void drive_tx(struct tcp_conn *conn, uint64_t now)
+static void drive_tx(struct tcp_conn *conn)
 {
 	bool kick = false, blocked;
+	uint64_t now;
 
+	/* written under conn->lock, read here without it: nothing to do is
+	 * the usual answer, and costs no lock */
+	if (!__atomic_load_n(&conn->ack_pending, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&conn->tx.blocked, __ATOMIC_RELAXED))
+		return;
+	now = tcp_now();
 	core_lock_acquire(&conn->lock);
 	if (conn->ack_pending && !conn->ack_due && now >= conn->ack_deadline) {
 		conn->ack_due = true;
@@ -155,24 +162,32 @@ static void drive_tx(struct tcp_conn *conn, uint64_t now)
 void tcp_poll_drive(struct tcp_cq *cq)
 {
 	struct tcp_conn *conn[DRIVE_MAX];
-	uint64_t now = tcp_now();
-	int i, n;
+	int i, n, first;
 
-	atomic_store(&cq->last_poll, now);
+	atomic_store(&cq->last_poll, tcp_now());
 	if (atomic_fetch_add(&cq->streak, 1) < DRIVE_AFTER)
 		return;
 	pthread_mutex_lock(&cq->drive_lock);
 	n = cq->ndrive < DRIVE_MAX ? cq->ndrive : DRIVE_MAX;
+	/* in turns, as a poll may stop early */
+	first = cq->drive_next < cq->ndrive ? cq->drive_next : 0;
+	cq->drive_next = first + 1;
 	for (i = 0; i < n; i++) {
-		conn[i] = cq->drive[i];
+		conn[i] = cq->drive[(first + i) % cq->ndrive];
 		tcp_conn_get(conn[i]);
 	}
 	pthread_mutex_unlock(&cq->drive_lock);
 	for (i = 0; i < n; i++) {
 		tcp_rx_run(conn[i], true);
-		drive_tx(conn[i], now);
+		drive_tx(conn[i]);
 		tcp_conn_put(conn[i]);
+		/* what the poller waits for is there: the rest can wait for
+		 * its next poll rather than make it wait for their recv() */
+		if (sw_cq_ready(&cq->sw))
+			break;
 	}
+	for (i++; i < n; i++)
+		tcp_conn_put(conn[i]);
 }
 
 static int set_events(struct tcp_conn *conn, bool in)
@@ -236,7 +251,7 @@ uint64_t tcp_poll_check(struct tcp_ctx *tctx, uint64_t now)
 		    !polled(conn, now))
 			take_back(conn);
 		else
-			drive_tx(conn, now);
+			drive_tx(conn);
 	}
 	return tctx->app_conns ? now + APP_CHECK_NS : 0;
 }

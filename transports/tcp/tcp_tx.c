@@ -132,7 +132,7 @@ static void ack_sent(struct tcp_conn *conn, uint32_t psn)
 	core_lock_acquire(&conn->lock);
 	/* a newer one arrived meanwhile: it stays */
 	if (conn->ack_pending && conn->ack_psn == psn) {
-		conn->ack_pending = false;
+		__atomic_store_n(&conn->ack_pending, false, __ATOMIC_RELAXED);
 		conn->ack_due = false;
 	}
 	core_lock_release(&conn->lock);
@@ -169,6 +169,7 @@ static void fill(struct tcp_conn *conn, struct tcp_qp *qp)
 	struct tcp_ctl *ctl;
 	struct tcp_frame f;
 	bool has_ack = false, due = false, keepalive, requests;
+	uint64_t deadline = 0;
 	uint32_t ack = 0;
 
 	batch_reset(tx);
@@ -191,7 +192,8 @@ static void fill(struct tcp_conn *conn, struct tcp_qp *qp)
 	if (conn->ack_pending && !conn->resp_n) {
 		has_ack = true;
 		ack = conn->ack_psn;
-		due = conn->ack_due || tcp_now() >= conn->ack_deadline;
+		due = conn->ack_due;
+		deadline = conn->ack_deadline;
 	}
 	if (ctl && ctl->shut_after && !conn->resp_n && tcp_tx_room(conn, 3)) {
 		core_lock_release(&conn->lock);
@@ -221,7 +223,8 @@ static void fill(struct tcp_conn *conn, struct tcp_qp *qp)
 	}
 	if (!tcp_tx_room(conn, 1))
 		return;
-	if (has_ack && due) {
+	/* the clock only for an acknowledgement no request carried */
+	if (has_ack && (due || tcp_now() >= deadline)) {
 		add_ack(conn, ack);
 	} else if (keepalive && !tx->nframes) {
 		memset(&f, 0, sizeof(f));
@@ -283,7 +286,7 @@ static bool put_token(struct tcp_conn *conn, bool blocked)
 	tx->kick = false;
 	if (!more) {
 		tx->busy = false;
-		tx->blocked = blocked;
+		__atomic_store_n(&tx->blocked, blocked, __ATOMIC_RELAXED);
 	}
 	core_lock_release(&conn->lock);
 	return more;
@@ -389,7 +392,7 @@ void tcp_tx_writable(struct tcp_conn *conn)
 	bool start;
 
 	core_lock_acquire(&conn->lock);
-	conn->tx.blocked = false;
+	__atomic_store_n(&conn->tx.blocked, false, __ATOMIC_RELAXED);
 	start = !conn->tx.busy;
 	if (!start)
 		conn->tx.kick = true;
@@ -431,9 +434,11 @@ void tcp_tx_ack(struct tcp_conn *conn, uint32_t psn, bool ackreq)
 	unsigned int delay_us = conn->ctx->prm.ack_delay_us;
 
 	core_lock_acquire(&conn->lock);
+	/* from the request's arrival: its turn read the clock already */
 	if (!conn->ack_pending)
-		conn->ack_deadline = tcp_now() + (uint64_t)delay_us * 1000u;
-	conn->ack_pending = true;
+		conn->ack_deadline =
+			atomic_load(&conn->last_rx) + (uint64_t)delay_us * 1000u;
+	__atomic_store_n(&conn->ack_pending, true, __ATOMIC_RELAXED);
 	conn->ack_psn = psn;
 	if (ackreq || !delay_us)
 		conn->ack_due = true;

@@ -517,6 +517,10 @@ int shm_conn_rx(struct shm_conn *conn)
 	} else if (reqs) {
 		ack_now(conn);
 	}
+	/* decode() consumed the requests; their space goes back with the
+	 * acknowledgement, held back or not (shm_rx_ack) */
+	if (!atomic_load_explicit(&conn->ack_held, memory_order_relaxed))
+		shm_ring_publish(&conn->req_rx);
 	/* answers opened the window, or a stream waits for room */
 	if (n || atomic_load(&conn->streaming))
 		shm_tx(conn->qp);

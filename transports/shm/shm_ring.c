@@ -65,6 +65,12 @@ uint64_t shm_ring_data_room(struct shm_ring_prod *p)
 	return p->data_size - (p->dtail - p->dhead);
 }
 
+bool shm_ring_data_fits(struct shm_ring_prod *p, uint64_t len)
+{
+	return p->data_size - (p->dtail - p->dhead) >= len ||
+	       shm_ring_data_room(p) >= len;
+}
+
 int shm_ring_data_alloc(struct shm_ring_prod *p, uint64_t len,
 			uint64_t *pos_out)
 {
@@ -137,12 +143,25 @@ void shm_ring_data_get(const struct shm_ring_cons *c, uint64_t pos, void *dst,
 	memcpy((uint8_t *)dst + first, c->data, len - first);
 }
 
-void shm_ring_release(struct shm_ring_cons *c, uint64_t len)
+void shm_ring_consume(struct shm_ring_cons *c, uint64_t len)
 {
 	c->head++;
 	c->dhead += shm_data_align(len);
 	atomic_store_explicit(&c->seen, c->head, memory_order_relaxed);
-	/* release: our reads of the element and its data are done */
+}
+
+void shm_ring_publish(struct shm_ring_cons *c)
+{
+	if (c->published == c->head)
+		return;
+	c->published = c->head;
+	/* release: our reads of the elements and their data are done */
 	atomic_store_explicit(&c->heads->data, c->dhead, memory_order_release);
 	atomic_store_explicit(&c->heads->elem, c->head, memory_order_release);
+}
+
+void shm_ring_release(struct shm_ring_cons *c, uint64_t len)
+{
+	shm_ring_consume(c, len);
+	shm_ring_publish(c);
 }

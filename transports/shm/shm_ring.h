@@ -48,6 +48,7 @@ struct shm_ring_cons {
 	uint64_t sync;
 	/* head, for threads that look without taking the ring */
 	_Atomic uint64_t seen;
+	uint64_t published; /* head as the producer knows it */
 };
 
 static inline uint64_t shm_data_align(uint64_t len)
@@ -75,6 +76,9 @@ int shm_ring_data_alloc(struct shm_ring_prod *p, uint64_t len,
 			uint64_t *pos_out);
 /* Largest allocation that could succeed now. */
 uint64_t shm_ring_data_room(struct shm_ring_prod *p);
+/* Whether len bytes fit; reads the consumer's heads (a cache line the
+ * consumer writes) only when the last reading says they do not. */
+bool shm_ring_data_fits(struct shm_ring_prod *p, uint64_t len);
 /* Producer: copies into reserved data, across the ring's end if need be. */
 void shm_ring_data_put(struct shm_ring_prod *p, uint64_t pos, const void *src,
 		       uint64_t len);
@@ -111,5 +115,15 @@ void shm_ring_data_get(const struct shm_ring_cons *c, uint64_t pos, void *dst,
  * len bytes (0: none); publishes the new heads.
  */
 void shm_ring_release(struct shm_ring_cons *c, uint64_t len);
+/*
+ * Consumer: done with the element at the head and its chunk, the space
+ * still the consumer's until shm_ring_publish().  Writing the heads takes
+ * their cache line from the producer, which stalls the consumer's next
+ * locked instruction: a consumer with work to finish first publishes
+ * after it.
+ */
+void shm_ring_consume(struct shm_ring_cons *c, uint64_t len);
+/* Consumer: gives back to the producer what was consumed. */
+void shm_ring_publish(struct shm_ring_cons *c);
 
 #endif /* TRANSPORTS_SHM_SHM_RING_H */

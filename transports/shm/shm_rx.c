@@ -137,7 +137,7 @@ static int rdata_send(struct rx_payload *p, const uint8_t *src, size_t len)
 	shm_backoff_init(&b, STREAM_TIMEOUT_NS);
 	while (len) {
 		chunk = r->data_size / 2 < len ? r->data_size / 2 : len;
-		if (!shm_ring_reserve(r) || shm_ring_data_room(r) < chunk)
+		if (!shm_ring_reserve(r) || !shm_ring_data_fits(r, chunk))
 			shm_peer_kick(p->conn->peer);
 		while (!(e = shm_ring_reserve(r)) ||
 		       shm_ring_data_alloc(r, chunk, &pos)) {
@@ -213,7 +213,7 @@ static int decode(struct shm_conn *conn, const struct shm_elem *e,
 		return -OPENRDMA_EPROTO;
 	switch (p->pl) {
 	case SHM_PL_NONE:
-		shm_ring_release(c, 0);
+		shm_ring_consume(c, 0);
 		return 0;
 	case SHM_PL_INLINE:
 		if (r->length > SHM_INLINE_MAX)
@@ -224,7 +224,7 @@ static int decode(struct shm_conn *conn, const struct shm_elem *e,
 		r->rkey = 0;
 		r->compare_add = 0;
 		r->swap = 0;
-		shm_ring_release(c, 0);
+		shm_ring_consume(c, 0);
 		return 0;
 	case SHM_PL_CMA:
 		list = (uint64_t)e->u.r.aux * sizeof(struct shm_iov);
@@ -233,7 +233,7 @@ static int decode(struct shm_conn *conn, const struct shm_elem *e,
 			return -OPENRDMA_EPROTO;
 		p->niov = (int)e->u.r.aux;
 		shm_ring_data_get(c, e->data, p->iov, list);
-		shm_ring_release(c, list);
+		shm_ring_consume(c, list);
 		return 0;
 	case SHM_PL_RING:
 		chunk = e->u.r.aux;
@@ -383,6 +383,8 @@ int shm_rx_ack(struct shm_conn *conn)
 	struct shm_elem a = { .type = SHM_EL_ACK };
 
 	atomic_store_explicit(&conn->ack_held, false, memory_order_relaxed);
+	/* the space of what it acknowledges goes back with it */
+	shm_ring_publish(&conn->req_rx);
 	if (!conn->ack_due)
 		return 0;
 	conn->ack_due = false;

@@ -101,8 +101,8 @@ static bool room(struct shm_conn *conn)
 	struct shm_ring_prod *r = &conn->req_tx;
 
 	return shm_ring_reserve(r) &&
-	       shm_ring_data_room(r) >=
-		       shm_data_align(SW_MAX_SGE * sizeof(struct shm_iov));
+	       shm_ring_data_fits(
+		       r, shm_data_align(SW_MAX_SGE * sizeof(struct shm_iov)));
 }
 
 /* The largest chunk the data ring takes now, at most left. */

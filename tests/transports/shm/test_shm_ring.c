@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
  * White-box tests of the shm ring (transports/shm/shm_ring.c): elements
- * and data wrapping around, a full ring and its recovery, stale elements
- * of an earlier lap, what a consumer refuses, and one producer and one
- * consumer thread hammering it.
+ * and data wrapping around, a full ring and its recovery, consumed space
+ * that goes back only when published, stale elements of an earlier lap,
+ * what a consumer refuses, and one producer and one consumer thread
+ * hammering it.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -140,6 +141,46 @@ Test(shm_ring, full_then_room_again)
 	cr_assert_eq(shm_ring_data_alloc(&r.p, 1, &pos), -OPENRDMA_ENOSPC);
 	cr_assert_eq(shm_ring_data_alloc(&r.p, DATA + 1, &pos),
 		     -OPENRDMA_EMSGSIZE, "more than the ring holds");
+	ring_fini(&r);
+}
+
+/* Consumed elements stay the consumer's until it publishes them. */
+Test(shm_ring, consumed_space_returns_on_publish)
+{
+	struct ring r;
+	uint64_t pos;
+	uint32_t msg;
+
+	ring_init(&r, NELEM, DATA);
+	for (msg = 0; msg < NELEM; msg++)
+		cr_assert(push(&r, msg, 0));
+	for (msg = 0; msg < NELEM; msg++) {
+		cr_assert_not_null(shm_ring_peek(&r.c), "message %u", msg);
+		shm_ring_consume(&r.c, 0);
+	}
+	cr_assert_null(shm_ring_peek(&r.c));
+	cr_assert_null(shm_ring_reserve(&r.p), "unpublished space was taken");
+	cr_assert_not(shm_ring_drained(&r.p));
+	shm_ring_publish(&r.c);
+	cr_assert(shm_ring_drained(&r.p));
+	cr_assert_not_null(shm_ring_reserve(&r.p));
+	/* a second publish with nothing new writes nothing */
+	r.heads->elem = 0;
+	shm_ring_publish(&r.c);
+	cr_assert_eq(r.heads->elem, 0);
+	r.heads->elem = NELEM;
+
+	/* data: a fit is judged on the last heads read, then read again */
+	cr_assert_eq(shm_ring_data_alloc(&r.p, DATA, &pos), 0);
+	cr_assert_not(shm_ring_data_fits(&r.p, 1));
+	cr_assert(push(&r, 100, 0));
+	cr_assert_not_null(shm_ring_peek(&r.c));
+	/* the chunk of DATA bytes before that element goes back with it */
+	r.c.dhead += DATA;
+	shm_ring_consume(&r.c, 0);
+	cr_assert_not(shm_ring_data_fits(&r.p, 1), "fits before publish");
+	shm_ring_publish(&r.c);
+	cr_assert(shm_ring_data_fits(&r.p, DATA));
 	ring_fini(&r);
 }
 

@@ -315,6 +315,10 @@ struct shm_qp {
 	atomic_bool lost_armed;
 	/* RC: one thread transmits at a time (the ring's one producer) */
 	atomic_uint tx_want; /* calls of shm_tx() not yet served */
+	/* the connection as the transmitter holds it, with a reference of
+	 * its own, taken again when conn_gen moves (shm_tx.c) */
+	struct shm_conn *tx_conn;
+	uint32_t tx_gen;
 	/* deliveries and handshakes holding the QP against destruction */
 	atomic_uint users;
 	/* reachable by peers: set at the first modify, once the core has
@@ -322,6 +326,7 @@ struct shm_qp {
 	atomic_bool ready;
 	pthread_mutex_t conn_lock;
 	struct shm_conn *conn;
+	atomic_uint conn_gen; /* moves with conn, under conn_lock */
 	/* the RTR address vector names this host's port */
 	atomic_bool av_local;
 	/* RTS attributes the initiator's waits use */
@@ -591,6 +596,8 @@ void shm_conn_accept(struct shm_ctx *sctx, struct shm_watch *w, pid_t pid,
 void shm_conn_detach(struct shm_qp *qp);
 /* The QP's connection, referenced; NULL if none. */
 struct shm_conn *shm_conn_get(struct shm_qp *qp);
+/* The same, and the conn_gen it goes with. */
+struct shm_conn *shm_conn_get_gen(struct shm_qp *qp, uint32_t *gen);
 void shm_conn_put(struct shm_conn *conn);
 void shm_conn_rx_settle(struct shm_qp *qp);
 /* Drains the peer's requests; returns how many were handled. */

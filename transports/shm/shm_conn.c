@@ -64,7 +64,7 @@ static void conn_free(struct shm_conn *conn)
 	free(conn);
 }
 
-struct shm_conn *shm_conn_get(struct shm_qp *qp)
+struct shm_conn *shm_conn_get_gen(struct shm_qp *qp, uint32_t *gen)
 {
 	struct shm_conn *conn;
 
@@ -72,8 +72,16 @@ struct shm_conn *shm_conn_get(struct shm_qp *qp)
 	conn = qp->conn;
 	if (conn)
 		atomic_fetch_add(&conn->ref, 1);
+	*gen = atomic_load_explicit(&qp->conn_gen, memory_order_relaxed);
 	pthread_mutex_unlock(&qp->conn_lock);
 	return conn;
+}
+
+struct shm_conn *shm_conn_get(struct shm_qp *qp)
+{
+	uint32_t gen;
+
+	return shm_conn_get_gen(qp, &gen);
 }
 
 /* Says what executed so far, and wakes the initiator, which may sleep:
@@ -205,6 +213,7 @@ static struct shm_conn *conn_install(struct shm_conn *conn)
 		return conn;
 	}
 	qp->conn = conn;
+	atomic_fetch_add_explicit(&qp->conn_gen, 1, memory_order_release);
 	pthread_mutex_unlock(&qp->conn_lock);
 	return old;
 }
@@ -465,6 +474,7 @@ void shm_conn_detach(struct shm_qp *qp)
 	pthread_mutex_lock(&qp->conn_lock);
 	conn = qp->conn;
 	qp->conn = NULL;
+	atomic_fetch_add_explicit(&qp->conn_gen, 1, memory_order_release);
 	pthread_mutex_unlock(&qp->conn_lock);
 	if (conn)
 		conn_close(conn);

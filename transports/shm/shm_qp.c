@@ -221,6 +221,9 @@ int shm_qp_destroy(struct openrdma_qp *qp)
 	sw_timer_cancel(&sctx->timer, &sqp->rnr_entry);
 	sw_timer_cancel(&sctx->timer, &sqp->lost_entry);
 	shm_conn_detach(sqp);
+	/* nothing transmits any more (tx_conn in shm_tx.c) */
+	if (sqp->tx_conn)
+		shm_conn_put(sqp->tx_conn);
 	sw_pipe_fini(&sqp->pipe);
 	sw_qp_fini(&sqp->sw);
 	pthread_mutex_destroy(&sqp->conn_lock);

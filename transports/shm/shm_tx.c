@@ -368,32 +368,49 @@ out:
 	lost_arm(qp, unacked, acked);
 }
 
+/*
+ * The QP's connection, for its transmitter (one thread at a time, see
+ * shm_tx): a reference held from one call to the next, taken again only
+ * when the QP's connection changed.  A lock and two atomic counts per
+ * request otherwise; a connection torn down stays allocated until the
+ * next transmission or the QP's destruction lets it go.
+ */
+static struct shm_conn *tx_conn(struct shm_qp *qp)
+{
+	struct shm_conn *old = qp->tx_conn;
+
+	if (old && atomic_load_explicit(&qp->conn_gen, memory_order_acquire) ==
+			   qp->tx_gen)
+		return old;
+	qp->tx_conn = shm_conn_get_gen(qp, &qp->tx_gen);
+	if (old)
+		shm_conn_put(old);
+	return qp->tx_conn;
+}
+
 static void tx_once(struct shm_qp *qp)
 {
 	struct shm_conn *conn;
 	uint32_t dest;
 	int ep;
 
-	conn = shm_conn_get(qp);
+	conn = tx_conn(qp);
 	if (!conn && atomic_load(&qp->av_local)) {
 		/* connected by hand before the peer QP existed: try now */
 		dest = atomic_load(&qp->sw.dest_qpn);
 		if (dest && !shm_conn_attach(qp, dest))
-			conn = shm_conn_get(qp);
+			conn = tx_conn(qp);
 	}
 	if (!conn || atomic_load(&conn->dead)) {
 		/* nobody answers: what waits fails as unanswered */
 		if (sw_qp_state(&qp->sw) == OPENRDMA_QPS_RTS)
 			shm_tx_lost(qp, OPENRDMA_WC_RETRY_EXC_ERR, -1);
-		if (conn)
-			shm_conn_put(conn);
 		return;
 	}
 	/* our copies read and write registered memory */
 	ep = shm_epoch_enter(&qp->ctx->epoch);
 	pump(qp, conn);
 	shm_epoch_exit(&qp->ctx->epoch, ep);
-	shm_conn_put(conn);
 }
 
 void shm_tx(struct shm_qp *qp)

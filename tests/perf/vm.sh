@@ -15,7 +15,7 @@
 # registry/openrdma-info.  VMLAB (default /work/shared/vmlab) is the lab;
 # without it, or when it cannot boot here, the run is skipped with the
 # reason.  LAT_ITERS (20000), BW_ITERS (1000), SIZE_LAT (2), SIZE_BW
-# (65536), DEVICES ("rxe0 siw0"), ROUNDS (5).
+# (65536), DEVICES ("rxe0 siw0"), ROUNDS (9).
 #
 # The emulated CPUs' speed drifts during a run (by half, from one minute
 # to the next): the two programs take turns, ROUNDS times, each pinned
@@ -34,7 +34,7 @@ BW_ITERS=${BW_ITERS:-1000}
 SIZE_LAT=${SIZE_LAT:-2}
 SIZE_BW=${SIZE_BW:-65536}
 DEVICES=${DEVICES:-"rxe0 siw0"}
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-9}
 BIN=$BUILD/.libs/openrdma-perf
 INFO=$BUILD/registry/.libs/openrdma-info
 LIB=$BUILD/.libs

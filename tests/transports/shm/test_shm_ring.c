@@ -98,6 +98,16 @@ static bool pop(struct ring *r, uint32_t msg)
 	return true;
 }
 
+/* Fills every element of a new ring, without data. */
+static void fill(struct ring *r)
+{
+	uint32_t msg;
+
+	ring_init(r, NELEM, DATA);
+	for (msg = 0; msg < NELEM; msg++)
+		cr_assert(push(r, msg, 0), "message %u", msg);
+}
+
 Test(shm_ring, wraps_around)
 {
 	/* sizes that do not divide the ring: chunks straddle its end */
@@ -124,10 +134,8 @@ Test(shm_ring, full_then_room_again)
 	uint64_t pos;
 	uint32_t msg;
 
-	ring_init(&r, NELEM, DATA);
 	/* elements run out first */
-	for (msg = 0; msg < NELEM; msg++)
-		cr_assert(push(&r, msg, 0));
+	fill(&r);
 	cr_assert_null(shm_ring_reserve(&r.p), "a full ring gave an element");
 	cr_assert(pop(&r, 0));
 	cr_assert_not_null(shm_ring_reserve(&r.p));
@@ -151,9 +159,7 @@ Test(shm_ring, consumed_space_returns_on_publish)
 	uint64_t pos;
 	uint32_t msg;
 
-	ring_init(&r, NELEM, DATA);
-	for (msg = 0; msg < NELEM; msg++)
-		cr_assert(push(&r, msg, 0));
+	fill(&r);
 	for (msg = 0; msg < NELEM; msg++) {
 		cr_assert_not_null(shm_ring_peek(&r.c), "message %u", msg);
 		shm_ring_consume(&r.c, 0);

@@ -436,8 +436,8 @@ void tcp_tx_ack(struct tcp_conn *conn, uint32_t psn, bool ackreq)
 	core_lock_acquire(&conn->lock);
 	/* from the request's arrival: its turn read the clock already */
 	if (!conn->ack_pending)
-		conn->ack_deadline =
-			atomic_load(&conn->last_rx) + (uint64_t)delay_us * 1000u;
+		conn->ack_deadline = atomic_load(&conn->last_rx) +
+				     (uint64_t)delay_us * 1000u;
 	__atomic_store_n(&conn->ack_pending, true, __ATOMIC_RELAXED);
 	conn->ack_psn = psn;
 	if (ackreq || !delay_us)

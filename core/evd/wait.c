@@ -20,6 +20,11 @@
 
 #include "core/evd/evd_priv.h"
 
+/* A spinning waiter's pause between looks (a pause is 10 to 150 cycles),
+ * and how many looks go by between two readings of the clock. */
+#define SPIN_PAUSES 8
+#define SPIN_CLOCK_TURNS 64
+
 static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
 static int64_t spin_ns;
 
@@ -57,12 +62,13 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int64_t deadline_ns(uint64_t timeout_us)
+/* The end of a wait of timeout_us begun at now. */
+static int64_t deadline_at(int64_t now, uint64_t timeout_us)
 {
 	if (timeout_us == CORE_EVD_INFINITE ||
 	    timeout_us > (uint64_t)INT64_MAX / 2000)
 		return INT64_MAX;
-	return now_ns() + (int64_t)timeout_us * 1000;
+	return now + (int64_t)timeout_us * 1000;
 }
 
 /* 1: the waiter may go on; 0: keep waiting; < 0: fail.  Lock held. */
@@ -151,31 +157,45 @@ static int wait_sleep(struct core_evd *evd, size_t thr, int64_t deadline)
 }
 
 /* Returns 0 once the condition holds.  Lock held. */
-static int wait_block(struct core_evd *evd, size_t thr, int64_t deadline)
+/*
+ * Returns 0 once the condition holds.  Lock held.  *deadline is 0 until
+ * the clock is first read: only once the condition fails, and while
+ * spinning once in SPIN_CLOCK_TURNS looks (a clock read costs about a
+ * microsecond in some virtual machines, more than a look).
+ */
+static int wait_block(struct core_evd *evd, size_t thr, uint64_t timeout_us,
+		      int64_t *deadline)
 {
-	int64_t spin_end = 0, t;
+	int64_t spin_end = 0, t = 0;
+	unsigned int turns = 0;
 	int ret, i;
 
 	pthread_once(&spin_once, spin_init);
-	if (spin_ns)
-		spin_end = now_ns() + spin_ns;
 	for (;;) {
 		ret = wait_ready(evd, thr);
 		if (ret)
 			return ret < 0 ? ret : 0;
-		t = now_ns();
-		if (t >= deadline)
+		if (!t || !(++turns % SPIN_CLOCK_TURNS)) {
+			t = now_ns();
+			if (!*deadline)
+				*deadline = deadline_at(t, timeout_us);
+			if (!spin_end)
+				spin_end = t + spin_ns;
+		}
+		if (t >= *deadline)
 			return -OPENRDMA_ETIMEDOUT;
 		if (t < spin_end) {
+			/* producers take the lock in between */
 			core_evd_unlock(evd);
-			for (i = 0; i < 64; i++)
+			for (i = 0; i < SPIN_PAUSES; i++)
 				cpu_relax();
 			core_evd_lock(evd);
 			continue;
 		}
-		ret = wait_sleep(evd, thr, deadline);
+		ret = wait_sleep(evd, thr, *deadline);
 		if (ret < 0)
 			return ret;
+		t = 0;
 	}
 }
 
@@ -223,7 +243,7 @@ void core_evd_waiter_gone(struct core_evd *evd)
 static int aevd_wait(struct core_evd *aevd, uint64_t timeout_us, void *rec,
 		     struct core_evd **sevd_out, size_t *nmore_out)
 {
-	int64_t deadline = deadline_ns(timeout_us);
+	int64_t deadline = 0;
 	int ret;
 
 	core_evd_lock(aevd);
@@ -233,7 +253,7 @@ static int aevd_wait(struct core_evd *aevd, uint64_t timeout_us, void *rec,
 		return ret;
 	}
 	for (;;) {
-		ret = wait_block(aevd, 1, deadline);
+		ret = wait_block(aevd, 1, timeout_us, &deadline);
 		if (ret)
 			break;
 		core_evd_unlock(aevd);
@@ -251,7 +271,7 @@ static int aevd_wait(struct core_evd *aevd, uint64_t timeout_us, void *rec,
 int core_evd_wait(struct core_evd *evd, uint64_t timeout_us, size_t threshold,
 		  void *rec, size_t *nmore_out)
 {
-	int64_t deadline;
+	int64_t deadline = 0;
 	size_t thr;
 	int ret;
 
@@ -259,7 +279,6 @@ int core_evd_wait(struct core_evd *evd, uint64_t timeout_us, size_t threshold,
 		return -OPENRDMA_EINVAL;
 	if (evd_is_aevd(evd))
 		return aevd_wait(evd, timeout_us, rec, NULL, nmore_out);
-	deadline = deadline_ns(timeout_us);
 	core_evd_lock(evd);
 	thr = threshold ? threshold : evd->threshold;
 	if (thr > evd->cap) {
@@ -271,7 +290,7 @@ int core_evd_wait(struct core_evd *evd, uint64_t timeout_us, size_t threshold,
 		core_evd_unlock(evd);
 		return ret;
 	}
-	ret = wait_block(evd, thr, deadline);
+	ret = wait_block(evd, thr, timeout_us, &deadline);
 	if (!ret) {
 		ret = core_evd_take(evd, rec);
 		core_evd_update(evd);

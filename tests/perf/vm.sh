@@ -17,6 +17,11 @@
 # reason.  LAT_ITERS (20000), BW_ITERS (1000), SIZE_LAT (2), SIZE_BW
 # (65536), DEVICES ("rxe0 siw0"), ROUNDS (9).
 #
+# examples/it_pingpong, the IT-API ping-pong, runs next to ib_send_lat as
+# perftest does, server and client pinned apart, its waits polling
+# (OPENRDMA_EVD_SPIN_US) as perftest polls; it reports the mean of its
+# round trips, compared with perftest's average (t_avg).
+#
 # The emulated CPUs' speed drifts during a run (by half, from one minute
 # to the next): the two programs take turns, ROUNDS times, each pinned
 # the same way (client on core 0, server on core 1), and the table gives
@@ -36,6 +41,7 @@ SIZE_BW=${SIZE_BW:-65536}
 DEVICES=${DEVICES:-"rxe0 siw0"}
 ROUNDS=${ROUNDS:-9}
 BIN=$BUILD/.libs/openrdma-perf
+ITPP=$BUILD/examples/.libs/it_pingpong
 INFO=$BUILD/registry/.libs/openrdma-info
 LIB=$BUILD/.libs
 
@@ -52,7 +58,8 @@ LD_LIBRARY_PATH=$BUILD/.libs "$INFO" 2> /dev/null | grep -q '^ *verbs ' ||
 
 # The guest sees the current folder (RES) but not necessarily the build
 # tree (/tmp may be a mount of its own): the programs go along in RES.
-cp "$BIN" "$INFO" "$RES/bin/" && cp -P "$LIB"/libopenrdma.so* "$RES/bin/" ||
+[ -x "$ITPP" ] || fatal_skip "no $ITPP: build the examples (BUILD=build dir)"
+cp "$BIN" "$INFO" "$ITPP" "$RES/bin/" && cp -P "$LIB"/libopenrdma.so* "$RES/bin/" ||
 	fatal_skip "cannot copy the programs into $RES/bin"
 
 # The guest runs this, in RES.
@@ -61,6 +68,7 @@ set -u
 export LD_LIBRARY_PATH=$RES/bin
 PERF=$RES/bin/openrdma-perf
 INFO=$RES/bin/openrdma-info
+ITPP=$RES/bin/it_pingpong
 T=300
 cd "$RES"
 dev_ip() { case \$1 in rxe0) echo 192.168.77.1 ;; siw0) echo 192.168.78.1 ;; esac; }
@@ -107,6 +115,11 @@ for dev in $DEVICES; do
 		pair "\$dev-\$t.\$r" "\$S \$t -d \$dev -R -n $LAT_ITERS -s $SIZE_LAT" \
 			"\$C \$t -d \$dev -R -n $LAT_ITERS -s $SIZE_LAT \$a"
 	done
+	# a port per round: siw's are TCP ports, which linger
+	p=\$((18600 + r))
+	pair "\$dev-it_pingpong.\$r" \
+		"OPENRDMA_EVD_SPIN_US=1000000 \$S \$ITPP -d \$dev-1 -p \$p -n $LAT_ITERS -s $SIZE_LAT" \
+		"OPENRDMA_EVD_SPIN_US=1000000 \$C \$ITPP -d \$dev-1 -p \$p -n $LAT_ITERS -s $SIZE_LAT \$a"
 	ours \$dev-bw.\$r -d \$dev-1 -t bw_write,bw_send -s $SIZE_BW -n $BW_ITERS
 	pair "\$dev-ib_write_bw.\$r" "\$S ib_write_bw -d \$dev -R -n $BW_ITERS -s $SIZE_BW --report_gbits" \
 		"\$C ib_write_bw -d \$dev -R -n $BW_ITERS -s $SIZE_BW --report_gbits \$a"
@@ -128,6 +141,13 @@ fi
 # #iterations BW_peak BW_average MsgRate" in Gb/s (1e9 bits).
 perftest_lat() {
 	awk -v s="$2" '$1 == s && $2 ~ /^[0-9]+$/ && NF >= 8 { print $5; exit }' "$1" 2> /dev/null
+}
+perftest_avg() {
+	awk -v s="$2" '$1 == s && $2 ~ /^[0-9]+$/ && NF >= 8 { print $6; exit }' "$1" 2> /dev/null
+}
+# it_pingpong: "send latency   X us (half round trip)", the mean
+itpp_lat() {
+	awk '$1 == "send" && $2 == "latency" { print $3; exit }' "$1" 2> /dev/null
 }
 perftest_bw() {
 	awk -v s="$2" '$1 == s && $2 ~ /^[0-9]+$/ && NF >= 5 { printf "%.4f", $4 / 8; exit }' "$1" 2> /dev/null
@@ -176,6 +196,12 @@ row() {
 			done
 			row "$dev" "${pair%%:*} ${SIZE_LAT} B, us (median)" "$o" "$p"
 		done
+		o="" p=""
+		for r in $(seq "$ROUNDS"); do
+			o="$o $(val itpp_lat "$RES/logs/$dev-it_pingpong.$r.client")"
+			p="$p $(val perftest_avg "$RES/logs/$dev-ib_send_lat.$r.client" "$SIZE_LAT")"
+		done
+		row "$dev" "it_pingpong ${SIZE_LAT} B, us (mean)" "$o" "$p"
 		o="" p="" s=""
 		for r in $(seq "$ROUNDS"); do
 			o="$o $(val csv_field "$RES/logs/openrdma-$dev-bw.$r.csv" bw_write 14)"

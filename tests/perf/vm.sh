@@ -137,13 +137,14 @@ if [ $rc -ne 0 ] && [ ! -s "$RES/status.txt" ]; then
 fi
 
 # perftest prints "#bytes #iterations t_min t_max t_typical t_avg t_stdev
-# 99% 99.9%" (latency: one-way) and, with --report_gbits, "#bytes
+# 99% 99.9%" (latency: one-way; "inf" when it could not time the CPU's
+# clock, a round without a figure then) and, with --report_gbits, "#bytes
 # #iterations BW_peak BW_average MsgRate" in Gb/s (1e9 bits).
 perftest_lat() {
-	awk -v s="$2" '$1 == s && $2 ~ /^[0-9]+$/ && NF >= 8 { print $5; exit }' "$1" 2> /dev/null
+	awk -v s="$2" '$1 == s && $2 ~ /^[0-9]+$/ && NF >= 8 && $5 ~ /^[0-9.]+$/ { print $5; exit }' "$1" 2> /dev/null
 }
 perftest_avg() {
-	awk -v s="$2" '$1 == s && $2 ~ /^[0-9]+$/ && NF >= 8 { print $6; exit }' "$1" 2> /dev/null
+	awk -v s="$2" '$1 == s && $2 ~ /^[0-9]+$/ && NF >= 8 && $6 ~ /^[0-9.]+$/ { print $6; exit }' "$1" 2> /dev/null
 }
 # it_pingpong: "send latency   X us (half round trip)", the mean
 itpp_lat() {

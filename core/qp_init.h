@@ -2,9 +2,9 @@
 /*
  * The QP fields that come from its creation attributes.  The core sets
  * them once the transport made the QP; the software toolkit, which reads
- * them while making it, sets them first.  A query gives them back.  Inline: a transport built as a
- * plugin compiles the toolkit in, and the core's functions are not
- * exported.
+ * them while making it, sets them first.  A query gives them back.
+ * Inline: a transport built as a plugin compiles the toolkit in, and the
+ * core's functions are not exported.
  */
 #ifndef CORE_QP_INIT_H
 #define CORE_QP_INIT_H

@@ -156,7 +156,6 @@ static int wait_sleep(struct core_evd *evd, size_t thr, int64_t deadline)
 	return 0;
 }
 
-/* Returns 0 once the condition holds.  Lock held. */
 /*
  * Returns 0 once the condition holds.  Lock held.  *deadline is 0 until
  * the clock is first read: only once the condition fails, and while

@@ -78,8 +78,7 @@ int shm_ring_data_alloc(struct shm_ring_prod *p, uint64_t len,
 
 	if (need > p->data_size)
 		return -OPENRDMA_EMSGSIZE;
-	if (p->data_size - (p->dtail - p->dhead) < need &&
-	    shm_ring_data_room(p) < need)
+	if (!shm_ring_data_fits(p, need))
 		return -OPENRDMA_ENOSPC;
 	*pos_out = p->dtail;
 	p->dtail += need;

@@ -365,6 +365,7 @@ static int rx_loop(struct tcp_conn *c, unsigned int *saw, bool *more)
 static void rx_turn(struct tcp_conn *c, bool app)
 {
 	struct tcp_ctx *tctx = c->ctx;
+	struct tcp_qp *qp;
 	bool more = false, pending, due, write;
 	unsigned int saw = 0;
 	int ret;
@@ -404,9 +405,9 @@ static void rx_turn(struct tcp_conn *c, bool app)
 	due = c->ack_due;
 	/* requests alone leave nothing to write but a held ack; answers,
 	 * requests the window held back */
+	qp = tcp_conn_qp(c);
 	write = due || c->resp_n || c->ctl_head ||
-		((saw & RX_SAW_ANSWER) && tcp_conn_qp(c) &&
-		 sw_pipe_may_send(&tcp_conn_qp(c)->pipe));
+		((saw & RX_SAW_ANSWER) && qp && sw_pipe_may_send(&qp->pipe));
 	core_lock_release(&c->lock);
 	if (write)
 		tcp_tx_kick(c);

@@ -54,6 +54,14 @@ static inline void cpu_relax(void)
 #endif
 }
 
+static void spin_pause(void)
+{
+	int i;
+
+	for (i = 0; i < SPIN_PAUSES; i++)
+		cpu_relax();
+}
+
 static int64_t now_ns(void)
 {
 	struct timespec ts;
@@ -158,53 +166,63 @@ static int wait_sleep(struct core_evd *evd, size_t thr, int64_t deadline)
 
 /*
  * Returns 0 once the condition holds.  Lock held.  *deadline is 0 until
- * the clock is first read: only once the condition fails, and while
- * spinning once in SPIN_CLOCK_TURNS looks (a clock read costs about a
- * microsecond in some virtual machines, more than a look).
+ * the clock is first read: by a spinning waiter once in SPIN_CLOCK_TURNS
+ * failed looks, by a sleeping one before it sleeps.  In some virtual
+ * machines a clock read is a system call that reads an emulated timer,
+ * far more than a look; a spinning wait's deadline thus starts up to
+ * SPIN_CLOCK_TURNS looks late.
  */
 static int wait_block(struct core_evd *evd, size_t thr, uint64_t timeout_us,
 		      int64_t *deadline)
 {
-	int64_t spin_end = 0, t = 0;
+	int64_t spin_end = 0, t;
 	unsigned int turns = 0;
-	int ret, i;
+	bool spin, pull;
+	int ret;
 
 	pthread_once(&spin_once, spin_init);
+	spin = spin_ns > 0;
 	for (;;) {
 		ret = wait_ready(evd, thr);
 		if (ret)
 			return ret < 0 ? ret : 0;
-		if (!t || !(++turns % SPIN_CLOCK_TURNS)) {
-			t = now_ns();
-			if (!*deadline)
-				*deadline = deadline_at(t, timeout_us);
-			if (!spin_end)
-				spin_end = t + spin_ns;
-		}
-		if (t >= *deadline)
+		if (!timeout_us)
 			return -OPENRDMA_ETIMEDOUT;
-		if (t < spin_end) {
-			/* producers take the lock in between */
+		if (spin && ++turns % SPIN_CLOCK_TURNS) {
+			/* producers take the lock in between; when they push
+			 * (nothing to pull), watch the count, not the lock */
+			pull = evd->cqs && !evd->chan_watch;
 			core_evd_unlock(evd);
-			for (i = 0; i < SPIN_PAUSES; i++)
-				cpu_relax();
+			spin_pause();
+			while (!pull && evd_count(evd) < thr &&
+			       (turns + 1) % SPIN_CLOCK_TURNS) {
+				turns++;
+				spin_pause();
+			}
 			core_evd_lock(evd);
 			continue;
 		}
+		t = now_ns();
+		if (!*deadline)
+			*deadline = deadline_at(t, timeout_us);
+		if (t >= *deadline)
+			return -OPENRDMA_ETIMEDOUT;
+		if (spin && !spin_end)
+			spin_end = t + spin_ns;
+		if (spin && t < spin_end)
+			continue;
+		spin = false;
 		ret = wait_sleep(evd, thr, *deadline);
 		if (ret < 0)
 			return ret;
-		t = 0;
 	}
 }
 
-static int waiter_enter(struct core_evd *evd)
+/* Registers the one waiter, which may drop the lock.  Lock held. */
+static void waiter_enter(struct core_evd *evd)
 {
-	if (evd->waiter)
-		return -OPENRDMA_EBUSY;
 	evd->waiter = true;
 	core_evd_get(evd);
-	return 0;
 }
 
 /* Lock held on entry, released on return. */
@@ -246,11 +264,11 @@ static int aevd_wait(struct core_evd *aevd, uint64_t timeout_us, void *rec,
 	int ret;
 
 	core_evd_lock(aevd);
-	ret = waiter_enter(aevd);
-	if (ret) {
+	if (aevd->waiter) {
 		core_evd_unlock(aevd);
-		return ret;
+		return -OPENRDMA_EBUSY;
 	}
+	waiter_enter(aevd);
 	for (;;) {
 		ret = wait_block(aevd, 1, timeout_us, &deadline);
 		if (ret)
@@ -267,6 +285,17 @@ static int aevd_wait(struct core_evd *aevd, uint64_t timeout_us, void *rec,
 	return ret;
 }
 
+/* Takes the record a wait returns.  Lock held. */
+static int wait_take(struct core_evd *evd, void *rec, size_t *nmore_out)
+{
+	int ret = core_evd_take(evd, rec);
+
+	core_evd_update(evd);
+	if (!ret && nmore_out)
+		*nmore_out = evd_count(evd);
+	return ret;
+}
+
 int core_evd_wait(struct core_evd *evd, uint64_t timeout_us, size_t threshold,
 		  void *rec, size_t *nmore_out)
 {
@@ -280,22 +309,22 @@ int core_evd_wait(struct core_evd *evd, uint64_t timeout_us, size_t threshold,
 		return aevd_wait(evd, timeout_us, rec, NULL, nmore_out);
 	core_evd_lock(evd);
 	thr = threshold ? threshold : evd->threshold;
-	if (thr > evd->cap) {
-		core_evd_unlock(evd);
-		return -OPENRDMA_EINVAL;
-	}
-	ret = waiter_enter(evd);
+	if (thr > evd->cap)
+		ret = -OPENRDMA_EINVAL;
+	else
+		ret = evd->waiter ? -OPENRDMA_EBUSY : wait_ready(evd, thr);
 	if (ret) {
+		/* an error, or a record at hand: no need to be the waiter,
+		 * as the lock is held throughout */
+		if (ret > 0)
+			ret = wait_take(evd, rec, nmore_out);
 		core_evd_unlock(evd);
 		return ret;
 	}
+	waiter_enter(evd);
 	ret = wait_block(evd, thr, timeout_us, &deadline);
-	if (!ret) {
-		ret = core_evd_take(evd, rec);
-		core_evd_update(evd);
-	}
-	if (!ret && nmore_out)
-		*nmore_out = evd_count(evd);
+	if (!ret)
+		ret = wait_take(evd, rec, nmore_out);
 	waiter_leave(evd);
 	return ret;
 }

@@ -515,6 +515,7 @@ Test(evd_queue, threshold_wait)
 struct waiter {
 	struct core_evd *evd;
 	int ret;
+	uint32_t seq;
 };
 
 static void *wait_forever(void *arg)
@@ -609,6 +610,82 @@ Test(evd_queue, bounded_spin_before_sleeping)
 	 */
 	cr_assert_geq(cpu, 1000000, "spun only %lu ns", (unsigned long)cpu);
 	cr_assert_lt(cpu, 120000000, "spun %lu ns", (unsigned long)cpu);
+	core_evd_free(evd);
+}
+
+/*
+ * A spinning waiter (evd_spin_us) watches a pushed EVD's count without its
+ * lock and looks under the lock now and then: it still takes what comes,
+ * ends on a free or on unwaitable, and times out, without ever sleeping.
+ */
+static void *wait_spinning(void *arg)
+{
+	struct waiter *w = arg;
+	struct trec r = { 0 };
+	int ret;
+
+	do
+		ret = core_evd_wait(w->evd, 5000000, 0, &r, NULL);
+	while (ret == -OPENRDMA_EBUSY);
+	w->ret = ret;
+	w->seq = r.seq;
+	return NULL;
+}
+
+static struct core_evd *spinning_sevd(void)
+{
+	/* read once, at the first wait of the process: spin past any test */
+	setenv("OPENRDMA_EVD_SPIN_US", "60000000", 1);
+	return t_sevd(8, 0);
+}
+
+Test(evd_queue, spinning_wait_takes_what_is_posted)
+{
+	struct core_evd *evd = spinning_sevd();
+	struct waiter w = { .evd = evd };
+	pthread_t tid;
+
+	pthread_create(&tid, NULL, wait_spinning, &w);
+	waiter_inside(evd);
+	cr_assert_eq(t_post(evd, 3, 42), 0);
+	pthread_join(tid, NULL);
+	cr_assert_eq(w.ret, 0);
+	cr_assert_eq(w.seq, 42);
+	core_evd_free(evd);
+}
+
+Test(evd_queue, spinning_wait_ends_on_free_and_unwaitable)
+{
+	struct core_evd_mod mod = { .waitable = false };
+	struct core_evd *evd = spinning_sevd();
+	struct waiter w = { .evd = evd };
+	pthread_t tid;
+
+	pthread_create(&tid, NULL, wait_spinning, &w);
+	waiter_inside(evd);
+	cr_assert_eq(core_evd_modify(evd, CORE_EVD_MOD_WAITABLE, &mod), 0);
+	pthread_join(tid, NULL);
+	cr_assert_eq(w.ret, -OPENRDMA_ESTATE);
+
+	mod.waitable = true;
+	cr_assert_eq(core_evd_modify(evd, CORE_EVD_MOD_WAITABLE, &mod), 0);
+	pthread_create(&tid, NULL, wait_spinning, &w);
+	waiter_inside(evd);
+	cr_assert_eq(core_evd_free(evd), 0);
+	pthread_join(tid, NULL);
+	cr_assert_eq(w.ret, -OPENRDMA_ECANCELED);
+}
+
+Test(evd_queue, spinning_wait_times_out)
+{
+	struct core_evd *evd = spinning_sevd();
+	uint64_t t0 = t_now_ns();
+	struct trec r;
+
+	cr_assert_eq(core_evd_wait(evd, 20000, 0, &r, NULL),
+		     -OPENRDMA_ETIMEDOUT);
+	cr_assert_lt(t_now_ns() - t0, 5000000000ull);
+	cr_assert_eq(core_evd_wait(evd, 0, 0, &r, NULL), -OPENRDMA_ETIMEDOUT);
 	core_evd_free(evd);
 }
 

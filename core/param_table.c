@@ -26,5 +26,7 @@ const struct openrdma_param_def core_param_table[] = {
 	  "worker threads that run event callbacks (0: number of online CPUs)" },
 	{ "evd_spin_us", OPENRDMA_PARAM_INT, "0",
 	  "microseconds a blocking wait polls before sleeping" },
+	{ "inline_max", OPENRDMA_PARAM_INT, "128",
+	  "longest IT-API send or RDMA write posted inline (0: none)" },
 	{ 0 },
 };

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <openrdma/param.h>
+
 #include "api/itapi/itapi.h"
 #include "core/export.h"
 
@@ -146,6 +148,18 @@ static uint32_t pow2_at_least(uint32_t n)
 	return p;
 }
 
+/* The inline room to ask for: the inline_max param, within the device's. */
+static uint32_t ep_inline_max(const struct itapi_ia *ia)
+{
+	int64_t v = 0;
+
+	if (openrdma_param_get_int(NULL, "inline_max", &v) || v <= 0 ||
+	    ia->dev.max_inline_data <= 0)
+		return 0;
+	return v < ia->dev.max_inline_data ? (uint32_t)v :
+					     (uint32_t)ia->dev.max_inline_data;
+}
+
 /* Reserves room in the SEVDs' CQs and makes the QP; ia->lock held. */
 static int ep_qp_create(struct itapi_ep *ep)
 {
@@ -187,9 +201,18 @@ static int ep_qp_create(struct itapi_ep *ep)
 		ep->srq ? 0 :
 			  (uint32_t)(a->max_recv_segments +
 				     (ep->service == IT_UD_SERVICE ? 1 : 0));
+	init.cap.max_inline_data = ep_inline_max(ep->pz->obj.ia);
 	ret = openrdma_qp_create(ep->pz->pd, &init, &ep->qp);
+	if (ret == -OPENRDMA_EINVAL && init.cap.max_inline_data) {
+		/* a device may give less inline room with these queues */
+		init.cap.max_inline_data = 0;
+		ret = openrdma_qp_create(ep->pz->pd, &init, &ep->qp);
+	}
 	if (ret)
 		goto err_recv;
+	ep->inline_max = init.cap.max_inline_data;
+	if (ep->qp->cap.max_inline_data < ep->inline_max)
+		ep->inline_max = ep->qp->cap.max_inline_data;
 	return 0;
 
 err_recv:

@@ -449,6 +449,7 @@ struct itapi_ep {
 	 */
 	pthread_mutex_t sq_lock;
 	struct itapi_swr *sring;
+	uint32_t inline_max; /* granted; 0: nothing goes inline */
 	uint32_t ssize; /* a power of two */
 	uint32_t sauto; /* every sauto-th request is signaled for the ring */
 	uint64_t shead; /* next sequence number; sq_lock */

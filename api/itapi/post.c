@@ -258,6 +258,43 @@ static it_status_t flags_check(const char *fn, it_dto_flags_t flags,
 	return IT_SUCCESS;
 }
 
+/*
+ * Whether a request may go inline.  A device does not check an inline
+ * payload's lkey, so the segments must lie in LMRs of the endpoint's PZ,
+ * as the device would have checked them.
+ */
+static bool post_inline_ok(const struct itapi_ep *ep,
+			   const struct openrdma_send_wr *wr,
+			   const it_lmr_triplet_t *segs,
+			   const struct openrdma_sge *sge, size_t num,
+			   uint64_t total)
+{
+	const struct itapi_lmr *lmr;
+	uint64_t base;
+	size_t i;
+
+	if (total > ep->inline_max)
+		return false;
+	switch (wr->opcode) {
+	case OPENRDMA_WR_SEND:
+	case OPENRDMA_WR_SEND_WITH_IMM:
+	case OPENRDMA_WR_SEND_WITH_INV:
+	case OPENRDMA_WR_RDMA_WRITE:
+	case OPENRDMA_WR_RDMA_WRITE_WITH_IMM:
+		break;
+	default:
+		return false;
+	}
+	for (i = 0; i < num; i++) {
+		lmr = (const struct itapi_lmr *)segs[i].lmr;
+		base = (uint64_t)(uintptr_t)lmr->addr;
+		if (lmr->pz != ep->pz || sge[i].addr < base ||
+		    sge[i].addr + sge[i].length > base + lmr->length)
+			return false;
+	}
+	return true;
+}
+
 /* A send-queue request made of LMR segments. */
 static it_status_t post_segs(const char *fn, it_ep_handle_t ep_handle,
 			     it_transport_service_type_t service,
@@ -293,6 +330,8 @@ static it_status_t post_segs(const char *fn, it_ep_handle_t ep_handle,
 	wr->sg_list = sge;
 	wr->num_sge = (int)num;
 	wr->send_flags = (unsigned int)sf;
+	if (post_inline_ok(ep, wr, segs, sge, num, total))
+		wr->send_flags |= OPENRDMA_SEND_INLINE;
 	ret = itapi_post_sq(ep, wr, cookie, event, (uint32_t)total,
 			    flags & IT_COMPLETION_FLAG, NULL);
 	return ret ? post_status(ret) : IT_SUCCESS;

@@ -249,3 +249,63 @@ Test(itapi_handles, segment_outside_lmr, .init = setup, .fini = teardown)
 	cr_assert_eq(ev.dto_cmpl.cookie, 5);
 	cr_assert_eq(ev.dto_cmpl.dto_status, IT_DTO_ERR_LOCAL_PROTECTION);
 }
+
+/*
+ * Requests short enough to go inline (inline_max) are checked as the
+ * device would check them: a device does not look at an inline payload's
+ * lkey.
+ */
+Test(itapi_handles, inline_sized_segment_outside_lmr, .init = setup,
+     .fini = teardown)
+{
+	struct tapi_buf local, remote;
+	it_lmr_triplet_t seg;
+	it_event_t ev;
+	size_t i;
+
+	tapi_buf_make(&t, &local, 4096, IT_PRIV_LOCAL);
+	tapi_buf_make(&t, &remote, 4096, IT_PRIV_ALL);
+	memset(remote.p, 0x5a, remote.len);
+	seg = tapi_seg(&local, 4080, 32);
+	cr_assert_eq(it_post_rdma_write(c.a, &seg, 1, 6, IT_COMPLETION_FLAG,
+					it_make_rdma_addr_absolute(remote.p),
+					remote.rkey),
+		     IT_SUCCESS);
+	tapi_wait(t.sq, IT_DTO_RDMA_WRITE_CMPL_EVENT, &ev);
+	cr_assert_eq(ev.dto_cmpl.cookie, 6);
+	cr_assert_eq(ev.dto_cmpl.dto_status, IT_DTO_ERR_LOCAL_PROTECTION);
+	for (i = 0; i < remote.len; i++)
+		cr_assert_eq(remote.p[i], 0x5a, "byte %zu written", i);
+}
+
+Test(itapi_handles, inline_sized_send_from_other_pz, .init = setup,
+     .fini = teardown)
+{
+	struct tapi_buf rbuf;
+	it_lmr_handle_t lmr;
+	it_rmr_context_t rkey;
+	it_lmr_triplet_t seg;
+	it_pz_handle_t pz2;
+	unsigned char buf[64];
+	it_event_t ev;
+
+	tapi_buf_make(&t, &rbuf, 64, IT_PRIV_LOCAL);
+	tapi_post_recv(c.b, &rbuf, 0, 64, 1);
+	cr_assert_eq(it_pz_create(t.ia, &pz2), IT_SUCCESS);
+	memset(buf, 0x77, sizeof(buf));
+	cr_assert_eq(it_lmr_create21(pz2, buf, NULL, sizeof(buf),
+				     IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, 0, 0,
+				     &lmr, &rkey),
+		     IT_SUCCESS);
+	seg.lmr = lmr;
+	seg.addr.abs = buf;
+	seg.length = 16;
+	cr_assert_eq(it_post_send(c.a, &seg, 1, 7, IT_COMPLETION_FLAG),
+		     IT_SUCCESS);
+	tapi_wait(t.sq, IT_DTO_SEND_CMPL_EVENT, &ev);
+	cr_assert_eq(ev.dto_cmpl.cookie, 7);
+	cr_assert_eq(ev.dto_cmpl.dto_status, IT_DTO_ERR_LOCAL_PROTECTION);
+	cr_assert_eq(rbuf.p[0], 0, "the payload arrived");
+	cr_assert_eq(it_lmr_free(lmr), IT_SUCCESS);
+	cr_assert_eq(it_pz_free(pz2), IT_SUCCESS);
+}

@@ -291,22 +291,26 @@ static void ep_queues_fini(struct itapi_ep *ep)
 /* Lists the endpoint where the SEVDs' converter finds it. */
 static void ep_tables_add(struct itapi_ep *ep)
 {
-	pthread_mutex_lock(&ep->req_evd->tab_lock);
+	core_lock_acquire(&ep->req_evd->tab_lock);
 	HASH_ADD(req_hh, ep->req_evd->req_eps, qpn, sizeof(ep->qpn), ep);
-	pthread_mutex_unlock(&ep->req_evd->tab_lock);
-	pthread_mutex_lock(&ep->recv_evd->tab_lock);
+	core_lock_release(&ep->req_evd->tab_lock);
+	core_lock_acquire(&ep->recv_evd->tab_lock);
 	HASH_ADD(recv_hh, ep->recv_evd->recv_eps, qpn, sizeof(ep->qpn), ep);
-	pthread_mutex_unlock(&ep->recv_evd->tab_lock);
+	core_lock_release(&ep->recv_evd->tab_lock);
 }
 
 static void ep_tables_del(struct itapi_ep *ep)
 {
-	pthread_mutex_lock(&ep->req_evd->tab_lock);
+	core_lock_acquire(&ep->req_evd->tab_lock);
 	HASH_DELETE(req_hh, ep->req_evd->req_eps, ep);
-	pthread_mutex_unlock(&ep->req_evd->tab_lock);
-	pthread_mutex_lock(&ep->recv_evd->tab_lock);
+	if (ep->req_evd->req_last == ep)
+		ep->req_evd->req_last = NULL;
+	core_lock_release(&ep->req_evd->tab_lock);
+	core_lock_acquire(&ep->recv_evd->tab_lock);
 	HASH_DELETE(recv_hh, ep->recv_evd->recv_eps, ep);
-	pthread_mutex_unlock(&ep->recv_evd->tab_lock);
+	if (ep->recv_evd->recv_last == ep)
+		ep->recv_evd->recv_last = NULL;
+	core_lock_release(&ep->recv_evd->tab_lock);
 }
 
 static void ep_users(struct itapi_ep *ep, bool get)
@@ -353,7 +357,7 @@ static it_status_t ep_create(struct itapi_ep *ep, it_ep_handle_t *ep_handle)
 	struct itapi_ia *ia = ep->pz->obj.ia;
 	int ret;
 
-	pthread_mutex_init(&ep->sq_lock, NULL);
+	core_lock_init(&ep->sq_lock, CORE_LOCK_SPIN);
 	pthread_mutex_lock(&ia->lock);
 	ret = ep_qp_create(ep);
 	pthread_mutex_unlock(&ia->lock);
@@ -386,7 +390,7 @@ err_qp:
 	itapi_evd_cq_release(ep->recv_evd, ep->cq_recv_need);
 	pthread_mutex_unlock(&ia->lock);
 err_lock:
-	pthread_mutex_destroy(&ep->sq_lock);
+	core_lock_destroy(&ep->sq_lock);
 	free(ep);
 	if (ret == -OPENRDMA_ENOSPC)
 		return IT_ERR_RESOURCE_QUEUE_SIZE;
@@ -562,7 +566,7 @@ void itapi_ep_destroy(struct itapi_ep *ep)
 	itapi_evd_cq_release(ep->recv_evd, ep->cq_recv_need);
 	pthread_mutex_unlock(&ia->lock);
 	ep_users(ep, false);
-	pthread_mutex_destroy(&ep->sq_lock);
+	core_lock_destroy(&ep->sq_lock);
 	free(ep);
 }
 
@@ -612,9 +616,9 @@ OPENRDMA_EXPORT it_status_t it_ep_reset(it_ep_handle_t ep_handle)
 	if (ret)
 		return itapi_status(ret, IT_ERR_INVALID_EP_STATE);
 	/* RESET dropped the outstanding requests without completions */
-	pthread_mutex_lock(&ep->sq_lock);
+	core_lock_acquire(&ep->sq_lock);
 	atomic_store(&ep->stail, ep->shead);
-	pthread_mutex_unlock(&ep->sq_lock);
+	core_lock_release(&ep->sq_lock);
 	if (!ep->srq)
 		itapi_rslots_reset(&ep->rslots);
 	memset(&ep->path, 0, sizeof(ep->path));

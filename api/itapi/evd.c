@@ -298,7 +298,7 @@ OPENRDMA_EXPORT it_status_t it_evd_create(
 	evd->queue_size = sevd_queue_size;
 	evd->threshold = sevd_threshold;
 	evd->enabled = true;
-	pthread_mutex_init(&evd->tab_lock, NULL);
+	core_lock_init(&evd->tab_lock, CORE_LOCK_SPIN);
 	if (!async_claim(evd)) {
 		st = event_number == IT_ASYNC_AFF_EVENT_STREAM ?
 			     IT_ERR_ASYNC_AFF_EVD_EXISTS :
@@ -356,7 +356,7 @@ err_async:
 	async_release(evd);
 	st = itapi_status(ret, IT_ERR_INVALID_QUEUE_SIZE);
 err_free:
-	pthread_mutex_destroy(&evd->tab_lock);
+	core_lock_destroy(&evd->tab_lock);
 	free(evd);
 	return st;
 }
@@ -382,7 +382,7 @@ void itapi_evd_destroy(struct itapi_evd *evd)
 	}
 	if (evd->chan)
 		openrdma_comp_channel_destroy(evd->chan);
-	pthread_mutex_destroy(&evd->tab_lock);
+	core_lock_destroy(&evd->tab_lock);
 	free(evd);
 }
 

@@ -12,6 +12,10 @@
  *   -> ia->async_lock (the IA's async EVDs; recursive)
  *   -> the event engine's locks -> evd->tab_lock, ia->key_lock,
  *      ep->sq_lock, the receive-slot locks.
+ * evd->tab_lock, ep->sq_lock and the receive-slot locks are spinlocks
+ * (core_lock) over short data-path sections; a converter may take
+ * ia->key_lock under tab_lock, and a post makes its system calls, if
+ * any, under sq_lock.
  * The engine's threads (the dispatcher, which runs the converters and the
  * CM handler, and the callback pool) never take ia->lock.  So the calls
  * that wait for those threads (core_evd_free, the unbind calls,
@@ -36,6 +40,7 @@
 #include <openrdma/verbs.h>
 
 #include "core/evd/evd.h"
+#include "core/lock.h"
 #include "core/obj.h"
 
 #define ITAPI_LOG "itapi"
@@ -323,9 +328,11 @@ struct itapi_evd {
 	struct openrdma_cq *cq;
 	size_t cq_need; /* work requests of the endpoints that use the CQ */
 	/* endpoints by QP number, read by the converter; tab_lock */
-	pthread_mutex_t tab_lock;
+	struct core_lock tab_lock; /* spin */
 	struct itapi_ep *req_eps;
 	struct itapi_ep *recv_eps;
+	/* the last endpoint each table gave: completions come in runs */
+	struct itapi_ep *req_last, *recv_last;
 };
 
 static inline struct itapi_evd *to_evd(it_evd_handle_t h)
@@ -371,7 +378,7 @@ void itapi_evd_destroy(struct itapi_evd *evd);
  * numbers; a generation number retires the slots of a reset endpoint.
  */
 struct itapi_rslots {
-	pthread_mutex_t lock;
+	struct core_lock lock; /* spin */
 	uint32_t num;
 	uint32_t nfree;
 	uint32_t *free; /* num entries, nfree of them valid */
@@ -447,7 +454,7 @@ struct itapi_ep {
 	 * included).  sq_lock serializes posts, which keeps sequence and
 	 * queue order the same.
 	 */
-	pthread_mutex_t sq_lock;
+	struct core_lock sq_lock; /* spin */
 	struct itapi_swr *sring;
 	uint32_t inline_max; /* granted; 0: nothing goes inline */
 	uint32_t ssize; /* a power of two */

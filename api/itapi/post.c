@@ -63,14 +63,14 @@ int itapi_rslots_init(struct itapi_rslots *rs, uint32_t num)
 		rs->free[i] = num - 1 - i;
 	rs->num = num;
 	rs->nfree = num;
-	pthread_mutex_init(&rs->lock, NULL);
+	core_lock_init(&rs->lock, CORE_LOCK_SPIN);
 	return 0;
 }
 
 void itapi_rslots_fini(struct itapi_rslots *rs)
 {
 	if (rs->num)
-		pthread_mutex_destroy(&rs->lock);
+		core_lock_destroy(&rs->lock);
 	free(rs->free);
 	free(rs->cookie);
 	free(rs->busy);
@@ -82,16 +82,16 @@ int itapi_rslots_get(struct itapi_rslots *rs, it_dto_cookie_t cookie,
 {
 	uint32_t slot;
 
-	pthread_mutex_lock(&rs->lock);
+	core_lock_acquire(&rs->lock);
 	if (!rs->nfree) {
-		pthread_mutex_unlock(&rs->lock);
+		core_lock_release(&rs->lock);
 		return -OPENRDMA_ENOSPC;
 	}
 	slot = rs->free[--rs->nfree];
 	rs->busy[slot] = 1;
 	rs->cookie[slot] = cookie;
 	*wr_id_out = ITAPI_WRID_RECV | (uint64_t)rs->gen << 32 | slot;
-	pthread_mutex_unlock(&rs->lock);
+	core_lock_release(&rs->lock);
 	*slot_out = slot;
 	return 0;
 }
@@ -103,14 +103,14 @@ bool itapi_rslots_put(struct itapi_rslots *rs, uint64_t wr_id,
 	uint32_t gen = (uint32_t)(wr_id >> 32) & 0x7fffffff;
 	bool ok;
 
-	pthread_mutex_lock(&rs->lock);
+	core_lock_acquire(&rs->lock);
 	ok = slot < rs->num && gen == rs->gen && rs->busy[slot];
 	if (ok) {
 		rs->busy[slot] = 0;
 		*cookie_out = rs->cookie[slot];
 		rs->free[rs->nfree++] = slot;
 	}
-	pthread_mutex_unlock(&rs->lock);
+	core_lock_release(&rs->lock);
 	*slot_out = slot;
 	return ok;
 }
@@ -119,14 +119,14 @@ void itapi_rslots_reset(struct itapi_rslots *rs)
 {
 	uint32_t i;
 
-	pthread_mutex_lock(&rs->lock);
+	core_lock_acquire(&rs->lock);
 	rs->gen = (rs->gen + 1) & 0x7fffffff;
 	for (i = 0; i < rs->num; i++) {
 		rs->busy[i] = 0;
 		rs->free[i] = rs->num - 1 - i;
 	}
 	rs->nfree = rs->num;
-	pthread_mutex_unlock(&rs->lock);
+	core_lock_release(&rs->lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -142,11 +142,11 @@ int itapi_post_sq(struct itapi_ep *ep, struct openrdma_send_wr *wr,
 	uint64_t seq;
 	int ret;
 
-	pthread_mutex_lock(&ep->sq_lock);
+	core_lock_acquire(&ep->sq_lock);
 	seq = ep->shead;
 	if (seq - atomic_load_explicit(&ep->stail, memory_order_acquire) >=
 	    ep->ssize) {
-		pthread_mutex_unlock(&ep->sq_lock);
+		core_lock_release(&ep->sq_lock);
 		return -OPENRDMA_ENOMEM;
 	}
 	s = &ep->sring[seq & (ep->ssize - 1)];
@@ -175,7 +175,7 @@ int itapi_post_sq(struct itapi_ep *ep, struct openrdma_send_wr *wr,
 		ret = openrdma_qp_post_send(ep->qp, wr, &bad);
 	if (!ret)
 		ep->shead = seq + 1;
-	pthread_mutex_unlock(&ep->sq_lock);
+	core_lock_release(&ep->sq_lock);
 	return ret;
 }
 
@@ -856,16 +856,27 @@ int itapi_dto_convert(void *arg, const struct openrdma_wc *wc, void *rec)
 	int ret = CORE_EVD_SKIP;
 
 	/* the table lock keeps the endpoint alive while it is read */
-	pthread_mutex_lock(&evd->tab_lock);
+	core_lock_acquire(&evd->tab_lock);
 	if (wc->wr_id & ITAPI_WRID_RECV) {
-		HASH_FIND(recv_hh, evd->recv_eps, &qpn, sizeof(qpn), ep);
+		ep = evd->recv_last;
+		if (!ep || ep->qpn != qpn) {
+			HASH_FIND(recv_hh, evd->recv_eps, &qpn, sizeof(qpn),
+				  ep);
+			if (ep)
+				evd->recv_last = ep;
+		}
 		if (ep)
 			ret = recv_convert(evd, ep, wc, rec);
 	} else {
-		HASH_FIND(req_hh, evd->req_eps, &qpn, sizeof(qpn), ep);
+		ep = evd->req_last;
+		if (!ep || ep->qpn != qpn) {
+			HASH_FIND(req_hh, evd->req_eps, &qpn, sizeof(qpn), ep);
+			if (ep)
+				evd->req_last = ep;
+		}
 		if (ep)
 			ret = send_convert(evd, ep, wc, rec);
 	}
-	pthread_mutex_unlock(&evd->tab_lock);
+	core_lock_release(&evd->tab_lock);
 	return ret;
 }

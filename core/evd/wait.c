@@ -20,9 +20,13 @@
 
 #include "core/evd/evd_priv.h"
 
-/* A spinning waiter's pause between looks (a pause is 10 to 150 cycles),
- * and how many looks go by between two readings of the clock. */
-#define SPIN_PAUSES 8
+/*
+ * A spinning waiter's pause between looks (a pause is 10 to 150 cycles;
+ * an emulated CPU may leave its translated code at each, which costs more
+ * than a look), and how many looks go by between two readings of the
+ * clock.
+ */
+#define SPIN_PAUSES 1
 #define SPIN_CLOCK_TURNS 64
 
 static pthread_once_t spin_once = PTHREAD_ONCE_INIT;

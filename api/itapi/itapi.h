@@ -458,7 +458,8 @@ struct itapi_ep {
 	struct itapi_swr *sring;
 	uint32_t inline_max; /* granted; 0: nothing goes inline */
 	uint32_t ssize; /* a power of two */
-	uint32_t sauto; /* every sauto-th request is signaled for the ring */
+	uint32_t sauto; /* every sauto-th request is signaled for the ring;
+			 * a power of two */
 	uint64_t shead; /* next sequence number; sq_lock */
 	_Atomic uint64_t stail; /* oldest sequence not retired */
 

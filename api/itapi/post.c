@@ -164,7 +164,7 @@ int itapi_post_sq(struct itapi_ep *ep, struct openrdma_send_wr *wr,
 	 * does not report, so that a consumer who never asks still gets
 	 * the slots back when it next takes events from the request SEVD.
 	 */
-	if (!signaled && seq % ep->sauto == ep->sauto - 1)
+	if (!signaled && (seq & (ep->sauto - 1)) == ep->sauto - 1)
 		wr->send_flags |= OPENRDMA_SEND_SIGNALED;
 	/* type 1 windows have their own verb */
 	if (wr->opcode == OPENRDMA_WR_BIND_MW &&
@@ -685,24 +685,23 @@ OPENRDMA_EXPORT it_status_t it_post_recv(it_handle_t handle,
 	struct itapi_ep *ep = handle;
 	int sf;
 
-	if (itapi_valid(handle, IT_HANDLE_TYPE_SRQ)) {
+	if (itapi_valid(ep, IT_HANDLE_TYPE_EP)) {
+		if (ep->service != IT_RC_SERVICE || ep->srq) {
+			itapi_arg_err("it_post_recv", "handle",
+				      "a UD endpoint or one with an SRQ");
+			return IT_ERR_INVALID_EP_TYPE;
+		}
 		if (flags_check("it_post_recv", dto_flags, RECV_FLAGS, &sf))
 			return IT_ERR_INVALID_DTO_FLAGS;
-		return post_recv_srq(handle, local_segments, num_segments,
-				     cookie);
+		return post_recv_ep(ep, local_segments, num_segments, cookie);
 	}
-	if (!itapi_valid(ep, IT_HANDLE_TYPE_EP)) {
+	if (!itapi_valid(handle, IT_HANDLE_TYPE_SRQ)) {
 		itapi_arg_err("it_post_recv", "handle", "not an EP or SRQ");
 		return IT_ERR_INVALID_HANDLE;
 	}
-	if (ep->service != IT_RC_SERVICE || ep->srq) {
-		itapi_arg_err("it_post_recv", "handle",
-			      "a UD endpoint or one with an SRQ");
-		return IT_ERR_INVALID_EP_TYPE;
-	}
 	if (flags_check("it_post_recv", dto_flags, RECV_FLAGS, &sf))
 		return IT_ERR_INVALID_DTO_FLAGS;
-	return post_recv_ep(ep, local_segments, num_segments, cookie);
+	return post_recv_srq(handle, local_segments, num_segments, cookie);
 }
 
 OPENRDMA_EXPORT it_status_t it_post_recvfrom(
@@ -728,9 +727,10 @@ OPENRDMA_EXPORT it_status_t it_post_recvfrom(
 static it_dto_status_t wc_status(enum openrdma_wc_status status,
 				 it_event_type_t event)
 {
-	switch (status) {
-	case OPENRDMA_WC_SUCCESS:
+	/* before the switch, which may be a table's indirect jump */
+	if (status == OPENRDMA_WC_SUCCESS)
 		return IT_DTO_SUCCESS;
+	switch (status) {
 	case OPENRDMA_WC_WR_FLUSH_ERR:
 		return IT_DTO_ERR_FLUSHED;
 	case OPENRDMA_WC_LOC_LEN_ERR:

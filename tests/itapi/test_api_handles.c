@@ -300,7 +300,10 @@ Test(itapi_handles, inline_sized_send_from_other_pz, .init = setup,
 		     IT_SUCCESS);
 	tapi_wait(t.sq, IT_DTO_SEND_CMPL_EVENT, &ev);
 	cr_assert_eq(ev.dto_cmpl.cookie, 7);
-	cr_assert_eq(ev.dto_cmpl.dto_status, IT_DTO_ERR_LOCAL_PROTECTION);
+	/* rxe reports a local QP operation error for another PD's key */
+	cr_assert(ev.dto_cmpl.dto_status == IT_DTO_ERR_LOCAL_PROTECTION ||
+			  ev.dto_cmpl.dto_status == IT_DTO_ERR_LOCAL_EP,
+		  "status %d", (int)ev.dto_cmpl.dto_status);
 	cr_assert_eq(rbuf.p[0], 0, "the payload arrived");
 	cr_assert_eq(it_lmr_free(lmr), IT_SUCCESS);
 	cr_assert_eq(it_pz_free(pz2), IT_SUCCESS);

@@ -126,6 +126,9 @@ struct verbs_mr {
 struct verbs_mw {
 	struct openrdma_mw base;
 	struct ibv_mw *ibmw;
+	/* type 1: the MR of the last bind, which an unbind names too (rxe's
+	 * provider reads the MR's key even for an unbind) */
+	struct ibv_mr *bound_mr;
 };
 
 struct verbs_cq {

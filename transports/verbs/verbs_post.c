@@ -143,11 +143,14 @@ static int mw1_bind(struct verbs_qp *vqp, const struct openrdma_send_wr *wr)
 	bind.wr_id = wr->wr_id;
 	bind.send_flags = wr->send_flags & ~OPENRDMA_SEND_TYPE1_BIND;
 	bind_info_translate(&bind.bind_info, &wr->bind_mw.bind_info);
+	if (!bind.bind_info.length && !bind.bind_info.mr)
+		bind.bind_info.mr = vmw->bound_mr;
 	ret = ibv_bind_mw(vqp->ibqp, vmw->ibmw, &bind);
 	if (ret)
 		return verbs_ret(ret);
 	/* the provider chose the new key */
 	vmw->base.rkey = vmw->ibmw->rkey;
+	vmw->bound_mr = bind.bind_info.length ? bind.bind_info.mr : NULL;
 	return 0;
 }
 

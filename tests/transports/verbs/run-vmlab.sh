@@ -15,6 +15,9 @@
 #                         program gets at most what is left of it
 #   VERBS_VM_SERIAL       1: one interface after the other
 #   VERBS_VM_CONFORMANCE  the suite's program (tests/conformance/conformance)
+#   VERBS_VM_ITAPI        Criterion --filter pattern of the IT-API tests
+#                         run too (default: itapi_mem/rmr_narrow, a type 1
+#                         window's unbind, which crashed in rxe's provider)
 set -u
 interfaces=${VERBS_VM_INTERFACES:-rxe0-1 siw0-1}
 modes=${VERBS_VM_MODES:-local}
@@ -64,6 +67,8 @@ interface() {
 		OPENRDMA_TEST_MODE=$mode run "$ifc conformance ($mode)" \
 			"$conformance" --jobs 1 "${filter[@]}" || status=1
 	done
+	run "$ifc IT-API" ./tests/itapi/test_api --jobs 1 \
+		--filter "${VERBS_VM_ITAPI:-itapi_mem/rmr_narrow}" || status=1
 	return $status
 }
 

@@ -88,7 +88,10 @@ static it_status_t region_check(const char *fn, const struct itapi_ia *ia,
 		openrdma_dbg(ITAPI_LOG, "%s: arg addr: NULL", fn);
 		return IT_ERR_INVALID_ADDRESS;
 	}
-	if (length > ia->dev.max_mr_size) {
+	/* a range past the end of the address space is too long too (a
+	 * device may allow any length: rxe's limit is 2^64 - 1) */
+	if (length > ia->dev.max_mr_size ||
+	    (uintptr_t)addr + length < (uintptr_t)addr) {
 		openrdma_dbg(ITAPI_LOG, "%s: arg length: %llu", fn,
 			     (unsigned long long)length);
 		return IT_ERR_RESOURCE_LMR_LENGTH;

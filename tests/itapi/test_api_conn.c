@@ -427,7 +427,8 @@ Test(itapi_conn, disconnect_pending, .init = setup, .fini = teardown)
 		cr_assert_neq(ev.event_number,
 			      IT_CM_MSG_CONN_ESTABLISHED_EVENT);
 	} else {
-		cr_assert_eq(st, IT_ERR_INVALID_CN_EST_ID);
+		cr_assert_eq(st, IT_ERR_INVALID_CN_EST_ID, "status %d",
+			     (int)st);
 	}
 }
 

@@ -46,6 +46,10 @@ static int lmr_access(const struct itapi_ia *ia, it_mem_priv_t privs,
 
 	if (access < 0)
 		return access;
+	/* a device without atomics never executes one, and siw refuses to
+	 * register memory for them: IT_PRIV_ATOMIC grants nothing there */
+	if (ia->dev.atomic_cap == OPENRDMA_ATOMIC_NONE)
+		access &= ~OPENRDMA_ACCESS_REMOTE_ATOMIC;
 	if (ia->dev.device_cap_flags &
 	    (OPENRDMA_DEVICE_MW_TYPE1 | OPENRDMA_DEVICE_MW_TYPE2))
 		access |= OPENRDMA_ACCESS_MW_BIND;

@@ -16,8 +16,8 @@
 #   VERBS_VM_SERIAL       1: one interface after the other
 #   VERBS_VM_CONFORMANCE  the suite's program (tests/conformance/conformance)
 #   VERBS_VM_ITAPI        Criterion --filter pattern of the IT-API tests
-#                         run too (default: itapi_mem/rmr_narrow, a type 1
-#                         window's unbind, which crashed in rxe's provider)
+#                         run too (default: a type 1 window's unbind, which
+#                         crashed in rxe's provider, and the LMR forms)
 set -u
 interfaces=${VERBS_VM_INTERFACES:-rxe0-1 siw0-1}
 modes=${VERBS_VM_MODES:-local}
@@ -68,7 +68,8 @@ interface() {
 			"$conformance" --jobs 1 "${filter[@]}" || status=1
 	done
 	run "$ifc IT-API" ./tests/itapi/test_api --jobs 1 \
-		--filter "${VERBS_VM_ITAPI:-itapi_mem/rmr_narrow}" || status=1
+		--filter "${VERBS_VM_ITAPI:-itapi_mem/@(rmr_narrow|lmr_create_forms)}" ||
+		status=1
 	return $status
 }
 

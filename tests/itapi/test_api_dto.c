@@ -285,7 +285,8 @@ Test(itapi_dto, relative_addressing, .init = conn_setup, .fini = conn_teardown)
 	it_lmr_triplet_t seg;
 	it_lmr_handle_t rel;
 	it_rmr_context_t key;
-	unsigned char remote[256];
+	/* a verbs device's offset 0 is a page boundary (it_lmr(3)) */
+	static _Alignas(4096) unsigned char remote[256];
 	it_event_t ev;
 
 	tapi_require(t.info->addr_mode_relative_support, "relative addresses");

@@ -22,6 +22,35 @@ void tapi_require(bool have, const char *what)
 			     tapi_interface());
 }
 
+/*
+ * What the interface of the last tapi_open() grants an endpoint: siw, for
+ * one, takes a single RDMA read segment and no atomics.
+ */
+static size_t tapi_read_segs = 4;
+static it_boolean_t tapi_atomics = IT_TRUE;
+
+/* Learns the limits above with a trial endpoint. */
+static void tapi_limits(struct tapi *t)
+{
+	it_ep_attributes_t a;
+	it_ep_handle_t ep;
+	it_status_t st;
+
+	tapi_read_segs = 4;
+	tapi_atomics = t->info->atomic_support;
+	a = tapi_rc_attr();
+	st = it_ep_rc_create(t->pz, t->sq, t->rq, t->cmsg, IT_EP_NO_FLAG, &a,
+			     &ep);
+	if (st == IT_ERR_RESOURCE_RRSEG) {
+		tapi_read_segs = 1;
+		a = tapi_rc_attr();
+		st = it_ep_rc_create(t->pz, t->sq, t->rq, t->cmsg,
+				     IT_EP_NO_FLAG, &a, &ep);
+	}
+	cr_assert_eq(st, IT_SUCCESS, "trial endpoint: status %d", (int)st);
+	cr_assert_eq(it_ep_free(ep), IT_SUCCESS);
+}
+
 void tapi_open(struct tapi *t)
 {
 	it_status_t st;
@@ -50,6 +79,7 @@ void tapi_open(struct tapi *t)
 				   IT_EVD_OVERFLOW_DEFAULT, 32, 0, NULL,
 				   &t->cmsg, NULL),
 		     IT_SUCCESS);
+	tapi_limits(t);
 }
 
 void tapi_close(struct tapi *t)
@@ -73,11 +103,11 @@ it_ep_attributes_t tapi_rc_attr(void)
 	a.max_recv_segments = 4;
 	a.srv.rc.rdma_read_enable = IT_TRUE;
 	a.srv.rc.rdma_write_enable = IT_TRUE;
-	a.srv.rc.max_rdma_read_segments = 4;
+	a.srv.rc.max_rdma_read_segments = tapi_read_segs;
 	a.srv.rc.max_rdma_write_segments = 4;
 	a.srv.rc.rdma_read_ird = 4;
 	a.srv.rc.rdma_read_ord = 4;
-	a.srv.rc.atomics_enable = IT_TRUE;
+	a.srv.rc.atomics_enable = tapi_atomics;
 	return a;
 }
 

@@ -16,9 +16,19 @@
 #   VERBS_VM_SERIAL       1: one interface after the other
 #   VERBS_VM_CONFORMANCE  the suite's program (tests/conformance/conformance)
 #   VERBS_VM_ITAPI        Criterion --filter pattern of the IT-API tests
-#                         run too (default: a type 1 window's unbind, which
-#                         crashed in rxe's provider, and the LMR forms)
+#                         run too (default: all but those below)
 set -u
+# IT-API tests that do not pass on rxe or siw yet.  rxe: a withdrawn
+# request's accept, the target's access-violation event (rxe posts none),
+# CM events' private data (the IB CM pads it), type 2 windows, UD address
+# handles.  siw (no windows, one RDMA read segment): connection, argument
+# and cross-process cases not looked into yet.
+itapi_known='itapi_conn/@(disconnect_pending|free_connected_endpoint|reject_with_private_data)'
+itapi_known+='|itapi_dto/@(rdma_write_bad_key|fd_of_completions|post_bad_arguments)'
+itapi_known+='|itapi_evd/overflow|itapi_ia/ep_create_arguments'
+itapi_known+='|itapi_mem/@(rmr_wide|lmr_link_unlink|rmr_arguments)'
+itapi_known+='|itapi_ud/@(address_handles|datagrams_and_reply)'
+itapi_known+='|itapi_xproc/@(connect_data_disconnect|reject_three_way_passive_disconnect)'
 interfaces=${VERBS_VM_INTERFACES:-rxe0-1 siw0-1}
 modes=${VERBS_VM_MODES:-local}
 conformance=${VERBS_VM_CONFORMANCE:-./tests/conformance/conformance}
@@ -68,8 +78,7 @@ interface() {
 			"$conformance" --jobs 1 "${filter[@]}" || status=1
 	done
 	run "$ifc IT-API" ./tests/itapi/test_api --jobs 1 \
-		--filter "${VERBS_VM_ITAPI:-itapi_mem/@(rmr_narrow|lmr_create_forms)}" ||
-		status=1
+		--filter "${VERBS_VM_ITAPI:-!($itapi_known)}" || status=1
 	return $status
 }
 

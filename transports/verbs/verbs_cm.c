@@ -352,6 +352,18 @@ static int establish(struct verbs_cm_id *vid)
 	return 0;
 }
 
+/*
+ * Whether the kernel's id has left the request state: its peer gave the
+ * request up (the IB CM) and no QP attributes come from it any more.
+ */
+static bool request_gone(struct verbs_cm_id *vid)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RTR };
+	int mask;
+
+	return rdma_init_qp_attr(vid->cmid, &attr, &mask) && errno == EINVAL;
+}
+
 int verbs_cm_accept(struct openrdma_cm_id *id, struct openrdma_qp *qp,
 		    const struct openrdma_conn_param *param)
 {
@@ -367,6 +379,11 @@ int verbs_cm_accept(struct openrdma_cm_id *id, struct openrdma_qp *qp,
 	}
 	if (vid->state != VERBS_CM_REQUEST) {
 		ret = -OPENRDMA_EINVAL;
+		goto out;
+	}
+	/* before the QP is touched: an unfit QP is not a gone request */
+	if (request_gone(vid)) {
+		ret = -OPENRDMA_ECONNABORTED;
 		goto out;
 	}
 	vqp = to_verbs_qp(qp);

@@ -270,6 +270,27 @@ struct itapi_rmr {
 
 /* OPENRDMA_ACCESS_* for IT privileges; -1 for unknown bits. */
 int itapi_privs_to_access(it_mem_priv_t privs);
+/* The virtual address a triplet of a live LMR starts at, whatever the
+ * LMR's addressing mode. */
+static inline uint64_t itapi_triplet_start(const it_lmr_triplet_t *t)
+{
+	const struct itapi_lmr *lmr = (const struct itapi_lmr *)t->lmr;
+
+	return lmr->addr_mode == IT_ADDR_MODE_RELATIVE ?
+		       (uint64_t)(uintptr_t)lmr->addr + t->addr.rel :
+		       (uint64_t)(uintptr_t)t->addr.abs;
+}
+
+/* Whether a triplet of a live LMR lies inside the LMR. */
+static inline bool itapi_triplet_inside(const it_lmr_triplet_t *t)
+{
+	const struct itapi_lmr *lmr = (const struct itapi_lmr *)t->lmr;
+	uint64_t base = (uint64_t)(uintptr_t)lmr->addr;
+	uint64_t start = itapi_triplet_start(t), end = start + t->length;
+
+	return start >= base && end >= start && end <= base + lmr->length;
+}
+
 /*
  * The local address an LMR triplet names: the LMR's MR and the virtual
  * address, whatever the LMR's addressing mode.
@@ -283,9 +304,7 @@ static inline int itapi_triplet_sge(const it_lmr_triplet_t *t,
 		return -OPENRDMA_EBADHANDLE;
 	if (t->length > UINT32_MAX)
 		return -OPENRDMA_EMSGSIZE;
-	sge->addr = lmr->addr_mode == IT_ADDR_MODE_RELATIVE ?
-			    (uint64_t)(uintptr_t)lmr->addr + t->addr.rel :
-			    (uint64_t)(uintptr_t)t->addr.abs;
+	sge->addr = itapi_triplet_start(t);
 	sge->length = (uint32_t)t->length;
 	sge->lkey = lmr->mr->lkey;
 	return 0;

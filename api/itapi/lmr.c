@@ -599,7 +599,6 @@ static it_status_t triplets_check(const char *fn, const it_lmr_triplet_t *seg,
 				  size_t num)
 {
 	const struct itapi_lmr *lmr;
-	uint64_t start, end, base;
 	size_t i;
 
 	if (num && !seg) {
@@ -613,12 +612,7 @@ static it_status_t triplets_check(const char *fn, const it_lmr_triplet_t *seg,
 				     fn, i);
 			return IT_ERR_INVALID_LMR;
 		}
-		base = (uint64_t)(uintptr_t)lmr->addr;
-		start = lmr->addr_mode == IT_ADDR_MODE_RELATIVE ?
-				base + seg[i].addr.rel :
-				(uint64_t)(uintptr_t)seg[i].addr.abs;
-		end = start + seg[i].length;
-		if (start < base || end < start || end > base + lmr->length) {
+		if (!itapi_triplet_inside(&seg[i])) {
 			openrdma_dbg(ITAPI_LOG,
 				     "%s: segment %zu: outside its LMR", fn, i);
 			return IT_ERR_INVALID_LENGTH;

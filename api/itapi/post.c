@@ -265,12 +265,9 @@ static it_status_t flags_check(const char *fn, it_dto_flags_t flags,
  */
 static bool post_inline_ok(const struct itapi_ep *ep,
 			   const struct openrdma_send_wr *wr,
-			   const it_lmr_triplet_t *segs,
-			   const struct openrdma_sge *sge, size_t num,
+			   const it_lmr_triplet_t *segs, size_t num,
 			   uint64_t total)
 {
-	const struct itapi_lmr *lmr;
-	uint64_t base;
 	size_t i;
 
 	if (total > ep->inline_max)
@@ -285,13 +282,10 @@ static bool post_inline_ok(const struct itapi_ep *ep,
 	default:
 		return false;
 	}
-	for (i = 0; i < num; i++) {
-		lmr = (const struct itapi_lmr *)segs[i].lmr;
-		base = (uint64_t)(uintptr_t)lmr->addr;
-		if (lmr->pz != ep->pz || sge[i].addr < base ||
-		    sge[i].addr + sge[i].length > base + lmr->length)
+	for (i = 0; i < num; i++)
+		if (((const struct itapi_lmr *)segs[i].lmr)->pz != ep->pz ||
+		    !itapi_triplet_inside(&segs[i]))
 			return false;
-	}
 	return true;
 }
 
@@ -330,7 +324,7 @@ static it_status_t post_segs(const char *fn, it_ep_handle_t ep_handle,
 	wr->sg_list = sge;
 	wr->num_sge = (int)num;
 	wr->send_flags = (unsigned int)sf;
-	if (post_inline_ok(ep, wr, segs, sge, num, total))
+	if (post_inline_ok(ep, wr, segs, num, total))
 		wr->send_flags |= OPENRDMA_SEND_INLINE;
 	ret = itapi_post_sq(ep, wr, cookie, event, (uint32_t)total,
 			    flags & IT_COMPLETION_FLAG, NULL);

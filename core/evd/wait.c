@@ -21,12 +21,11 @@
 #include "core/evd/evd_priv.h"
 
 /*
- * A spinning waiter's pause between looks (a pause is 10 to 150 cycles;
- * an emulated CPU may leave its translated code at each, which costs more
- * than a look), and how many looks go by between two readings of the
- * clock.
+ * How many looks a spinning waiter makes between two readings of the
+ * clock.  It pauses once between looks (core_cpu_relax): an emulated CPU
+ * may leave its translated code at each pause, which costs more than a
+ * look.
  */
-#define SPIN_PAUSES 1
 #define SPIN_CLOCK_TURNS 64
 
 static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
@@ -47,23 +46,6 @@ static void spin_init(void)
 	if (us < 0)
 		us = 0;
 	spin_ns = us * 1000;
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield" ::: "memory");
-#endif
-}
-
-static void spin_pause(void)
-{
-	int i;
-
-	for (i = 0; i < SPIN_PAUSES; i++)
-		cpu_relax();
 }
 
 static int64_t now_ns(void)
@@ -169,7 +151,21 @@ static int wait_sleep(struct core_evd *evd, size_t thr, int64_t deadline)
 }
 
 /*
- * Returns 0 once the condition holds.  Lock held.  *deadline is 0 until
+ * Registers the one waiter before it first drops the lock; the caller
+ * checked that there was none.  Lock held.
+ */
+static void waiter_enter(struct core_evd *evd, bool *entered)
+{
+	if (*entered)
+		return;
+	evd->waiter = true;
+	core_evd_get(evd);
+	*entered = true;
+}
+
+/*
+ * Returns 0 once the condition holds, the waiter registered (*entered)
+ * if it had to wait.  Lock held.  *deadline is 0 until
  * the clock is first read: by a spinning waiter once in SPIN_CLOCK_TURNS
  * failed looks, by a sleeping one before it sleeps.  In some virtual
  * machines a clock read is a system call that reads an emulated timer,
@@ -177,7 +173,7 @@ static int wait_sleep(struct core_evd *evd, size_t thr, int64_t deadline)
  * SPIN_CLOCK_TURNS looks late.
  */
 static int wait_block(struct core_evd *evd, size_t thr, uint64_t timeout_us,
-		      int64_t *deadline)
+		      int64_t *deadline, bool *entered)
 {
 	int64_t spin_end = 0, t;
 	unsigned int turns = 0;
@@ -196,12 +192,13 @@ static int wait_block(struct core_evd *evd, size_t thr, uint64_t timeout_us,
 			/* producers take the lock in between; when they push
 			 * (nothing to pull), watch the count, not the lock */
 			pull = evd->cqs && !evd->chan_watch;
+			waiter_enter(evd, entered);
 			core_evd_unlock(evd);
-			spin_pause();
+			core_cpu_relax();
 			while (!pull && evd_count(evd) < thr &&
 			       (turns + 1) % SPIN_CLOCK_TURNS) {
 				turns++;
-				spin_pause();
+				core_cpu_relax();
 			}
 			core_evd_lock(evd);
 			continue;
@@ -216,17 +213,11 @@ static int wait_block(struct core_evd *evd, size_t thr, uint64_t timeout_us,
 		if (spin && t < spin_end)
 			continue;
 		spin = false;
+		waiter_enter(evd, entered);
 		ret = wait_sleep(evd, thr, *deadline);
 		if (ret < 0)
 			return ret;
 	}
-}
-
-/* Registers the one waiter, which may drop the lock.  Lock held. */
-static void waiter_enter(struct core_evd *evd)
-{
-	evd->waiter = true;
-	core_evd_get(evd);
 }
 
 /* Lock held on entry, released on return. */
@@ -265,6 +256,7 @@ static int aevd_wait(struct core_evd *aevd, uint64_t timeout_us, void *rec,
 		     struct core_evd **sevd_out, size_t *nmore_out)
 {
 	int64_t deadline = 0;
+	bool entered = false;
 	int ret;
 
 	core_evd_lock(aevd);
@@ -272,9 +264,10 @@ static int aevd_wait(struct core_evd *aevd, uint64_t timeout_us, void *rec,
 		core_evd_unlock(aevd);
 		return -OPENRDMA_EBUSY;
 	}
-	waiter_enter(aevd);
+	/* the take below drops the lock: be the waiter throughout */
+	waiter_enter(aevd, &entered);
 	for (;;) {
-		ret = wait_block(aevd, 1, timeout_us, &deadline);
+		ret = wait_block(aevd, 1, timeout_us, &deadline, &entered);
 		if (ret)
 			break;
 		core_evd_unlock(aevd);
@@ -304,6 +297,7 @@ int core_evd_wait(struct core_evd *evd, uint64_t timeout_us, size_t threshold,
 		  void *rec, size_t *nmore_out)
 {
 	int64_t deadline = 0;
+	bool entered = false;
 	size_t thr;
 	int ret;
 
@@ -315,21 +309,18 @@ int core_evd_wait(struct core_evd *evd, uint64_t timeout_us, size_t threshold,
 	thr = threshold ? threshold : evd->threshold;
 	if (thr > evd->cap)
 		ret = -OPENRDMA_EINVAL;
+	else if (evd->waiter)
+		ret = -OPENRDMA_EBUSY;
 	else
-		ret = evd->waiter ? -OPENRDMA_EBUSY : wait_ready(evd, thr);
-	if (ret) {
-		/* an error, or a record at hand: no need to be the waiter,
-		 * as the lock is held throughout */
-		if (ret > 0)
-			ret = wait_take(evd, rec, nmore_out);
-		core_evd_unlock(evd);
-		return ret;
-	}
-	waiter_enter(evd);
-	ret = wait_block(evd, thr, timeout_us, &deadline);
+		ret = wait_block(evd, thr, timeout_us, &deadline, &entered);
 	if (!ret)
 		ret = wait_take(evd, rec, nmore_out);
-	waiter_leave(evd);
+	/* a wait whose record was at hand held the lock throughout and
+	 * never became the waiter */
+	if (entered)
+		waiter_leave(evd);
+	else
+		core_evd_unlock(evd);
 	return ret;
 }
 

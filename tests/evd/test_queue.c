@@ -562,32 +562,34 @@ Test(evd_queue, one_waiter_at_a_time)
 	core_evd_free(evd);
 }
 
-Test(evd_queue, free_cancels_a_blocked_wait)
+/*
+ * A wait in a thread running fn ends with -ESTATE when its EVD becomes
+ * unwaitable, and a second one with -ECANCELED when the EVD is freed.
+ */
+static void waits_end(struct core_evd *evd, void *(*fn)(void *))
 {
-	struct core_evd *evd = t_sevd(8, 0);
+	struct core_evd_mod mod = { .waitable = false };
 	struct waiter w = { .evd = evd };
 	pthread_t tid;
 
-	pthread_create(&tid, NULL, wait_forever, &w);
+	pthread_create(&tid, NULL, fn, &w);
+	waiter_inside(evd);
+	cr_assert_eq(core_evd_modify(evd, CORE_EVD_MOD_WAITABLE, &mod), 0);
+	pthread_join(tid, NULL);
+	cr_assert_eq(w.ret, -OPENRDMA_ESTATE);
+
+	mod.waitable = true;
+	cr_assert_eq(core_evd_modify(evd, CORE_EVD_MOD_WAITABLE, &mod), 0);
+	pthread_create(&tid, NULL, fn, &w);
 	waiter_inside(evd);
 	cr_assert_eq(core_evd_free(evd), 0);
 	pthread_join(tid, NULL);
 	cr_assert_eq(w.ret, -OPENRDMA_ECANCELED);
 }
 
-Test(evd_queue, unwaitable_wakes_a_blocked_wait)
+Test(evd_queue, unwaitable_and_free_end_a_blocked_wait)
 {
-	struct core_evd *evd = t_sevd(8, 0);
-	struct core_evd_mod mod = { .waitable = false };
-	struct waiter w = { .evd = evd };
-	pthread_t tid;
-
-	pthread_create(&tid, NULL, wait_forever, &w);
-	waiter_inside(evd);
-	cr_assert_eq(core_evd_modify(evd, CORE_EVD_MOD_WAITABLE, &mod), 0);
-	pthread_join(tid, NULL);
-	cr_assert_eq(w.ret, -OPENRDMA_ESTATE);
-	core_evd_free(evd);
+	waits_end(t_sevd(8, 0), wait_forever);
 }
 
 Test(evd_queue, bounded_spin_before_sleeping)
@@ -654,26 +656,9 @@ Test(evd_queue, spinning_wait_takes_what_is_posted)
 	core_evd_free(evd);
 }
 
-Test(evd_queue, spinning_wait_ends_on_free_and_unwaitable)
+Test(evd_queue, unwaitable_and_free_end_a_spinning_wait)
 {
-	struct core_evd_mod mod = { .waitable = false };
-	struct core_evd *evd = spinning_sevd();
-	struct waiter w = { .evd = evd };
-	pthread_t tid;
-
-	pthread_create(&tid, NULL, wait_spinning, &w);
-	waiter_inside(evd);
-	cr_assert_eq(core_evd_modify(evd, CORE_EVD_MOD_WAITABLE, &mod), 0);
-	pthread_join(tid, NULL);
-	cr_assert_eq(w.ret, -OPENRDMA_ESTATE);
-
-	mod.waitable = true;
-	cr_assert_eq(core_evd_modify(evd, CORE_EVD_MOD_WAITABLE, &mod), 0);
-	pthread_create(&tid, NULL, wait_spinning, &w);
-	waiter_inside(evd);
-	cr_assert_eq(core_evd_free(evd), 0);
-	pthread_join(tid, NULL);
-	cr_assert_eq(w.ret, -OPENRDMA_ECANCELED);
+	waits_end(spinning_sevd(), wait_spinning);
 }
 
 Test(evd_queue, spinning_wait_times_out)

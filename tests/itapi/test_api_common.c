@@ -116,8 +116,6 @@ it_ep_handle_t tapi_rc_ep(struct tapi *t)
 	it_ep_attributes_t a = tapi_rc_attr();
 	it_ep_handle_t ep;
 
-	if (!t->info->atomic_support)
-		a.srv.rc.atomics_enable = IT_FALSE;
 	cr_assert_eq(it_ep_rc_create(t->pz, t->sq, t->rq, t->cmsg,
 				     IT_EP_NO_FLAG, &a, &ep),
 		     IT_SUCCESS);

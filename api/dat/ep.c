@@ -225,10 +225,36 @@ static void ep_qp_forget(struct datp_ep *ep)
 	ep->key = 0;
 }
 
+/* The QP's attributes: those of the EP, over its EVDs' CQs. */
+static void ep_qp_init_attr(struct datp_ep *ep, struct openrdma_cq *null_cq,
+			    struct openrdma_qp_init_attr *init)
+{
+	memset(init, 0, sizeof(*init));
+	init->qp_context = ep;
+	init->send_cq = ep->req_evd ? ep->req_evd->cq : null_cq;
+	init->recv_cq = ep->recv_evd ? ep->recv_evd->cq : null_cq;
+	init->srq = ep->srq ? ep->srq->srq : NULL;
+	init->qp_type =
+		ep->kind == DATP_EP_UD ? OPENRDMA_QPT_UD : OPENRDMA_QPT_RC;
+	init->cap.max_send_wr =
+		ep->attr.max_request_dtos > 0 ? ep->attr.max_request_dtos : 1;
+	init->cap.max_recv_wr =
+		ep->attr.max_recv_dtos > 0 ? ep->attr.max_recv_dtos : 1;
+	if (ep->srq)
+		init->cap.max_recv_wr = 0;
+	init->cap.max_send_sge =
+		max3(ep->attr.max_request_iov, ep->attr.max_rdma_read_iov,
+		     ep->attr.max_rdma_write_iov);
+	if (!init->cap.max_send_sge)
+		init->cap.max_send_sge = 1;
+	init->cap.max_recv_sge =
+		ep->attr.max_recv_iov > 0 ? ep->attr.max_recv_iov : 1;
+}
+
 int datp_ep_qp_make(struct datp_ep *ep)
 {
 	struct datp_ia *ia = ep->obj.ia;
-	struct openrdma_qp_init_attr init = { 0 };
+	struct openrdma_qp_init_attr init;
 	struct openrdma_cq *null_cq = NULL;
 	uint32_t sq_cap, rq_cap;
 	int ret;
@@ -240,23 +266,9 @@ int datp_ep_qp_make(struct datp_ep *ep)
 		if (ret)
 			return ret;
 	}
-	init.qp_context = ep;
-	init.send_cq = ep->req_evd ? ep->req_evd->cq : null_cq;
-	init.recv_cq = ep->recv_evd ? ep->recv_evd->cq : null_cq;
-	init.srq = ep->srq ? ep->srq->srq : NULL;
-	init.qp_type =
-		ep->kind == DATP_EP_UD ? OPENRDMA_QPT_UD : OPENRDMA_QPT_RC;
-	sq_cap = ep->attr.max_request_dtos > 0 ? ep->attr.max_request_dtos : 1;
+	ep_qp_init_attr(ep, null_cq, &init);
+	sq_cap = init.cap.max_send_wr;
 	rq_cap = ep->attr.max_recv_dtos > 0 ? ep->attr.max_recv_dtos : 1;
-	init.cap.max_send_wr = sq_cap;
-	init.cap.max_recv_wr = ep->srq ? 0 : rq_cap;
-	init.cap.max_send_sge =
-		max3(ep->attr.max_request_iov, ep->attr.max_rdma_read_iov,
-		     ep->attr.max_rdma_write_iov);
-	if (!init.cap.max_send_sge)
-		init.cap.max_send_sge = 1;
-	init.cap.max_recv_sge =
-		ep->attr.max_recv_iov > 0 ? ep->attr.max_recv_iov : 1;
 
 	ret = datp_sq_init(&ep->sq, sq_cap, init.cap.max_send_sge);
 	if (ret)
@@ -294,6 +306,38 @@ err_sq:
 	return ret;
 }
 
+/*
+ * A device that cannot return a QP to RESET (siw: openrdma_verbs(7))
+ * resets an RC EP by a new QP of the same size, in RESET, under a new
+ * number; the old one's queued completions no longer find the EP.
+ */
+static int ep_qp_replace(struct datp_ep *ep)
+{
+	struct datp_ia *ia = ep->obj.ia;
+	struct openrdma_qp_init_attr init;
+	struct openrdma_cq *null_cq = NULL;
+	struct openrdma_qp *old = ep->qp, *qp;
+	int ret;
+
+	if (!ep->req_evd || !ep->recv_evd) {
+		ret = datp_ia_null_cq(ia, &null_cq);
+		if (ret)
+			return ret;
+	}
+	ep_qp_init_attr(ep, null_cq, &init);
+	ret = openrdma_qp_create(ep->pz->pd, &init, &qp);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&ia->lock);
+	HASH_DELETE(hh_qpn, ia->qp_eps, ep);
+	ep->qp = qp;
+	ep->qpn = qp->qp_num;
+	HASH_ADD(hh_qpn, ia->qp_eps, qpn, sizeof(ep->qpn), ep);
+	pthread_mutex_unlock(&ia->lock);
+	datp_qp_destroy(old);
+	return 0;
+}
+
 static void ep_qp_free(struct datp_ep *ep)
 {
 	if (!ep->qp)
@@ -317,6 +361,8 @@ int datp_ep_qp_recycle(struct datp_ep *ep)
 	datp_key_del(ia, ep->key);
 	ep->key = 0;
 	ret = openrdma_qp_modify(ep->qp, &attr, OPENRDMA_QP_STATE);
+	if (ret == -OPENRDMA_EOPNOTSUPP && ep->kind != DATP_EP_UD)
+		ret = ep_qp_replace(ep);
 	if (ret)
 		return ret;
 	datp_sq_reset(&ep->sq);

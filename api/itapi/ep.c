@@ -33,41 +33,6 @@ static unsigned int ep_access(const struct itapi_ep *ep)
 	return access;
 }
 
-int itapi_ep_qp_init(struct itapi_ep *ep)
-{
-	struct openrdma_qp_attr attr;
-	int ret;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = OPENRDMA_QPS_RESET;
-	ret = openrdma_qp_modify(ep->qp, &attr, OPENRDMA_QP_STATE);
-	if (ret)
-		return ret;
-	attr.qp_state = OPENRDMA_QPS_INIT;
-	attr.port_num = (uint8_t)(ep->spigot_id + 1);
-	if (ep->service == IT_RC_SERVICE) {
-		attr.qp_access_flags = ep_access(ep);
-		return openrdma_qp_modify(
-			ep->qp, &attr,
-			OPENRDMA_QP_STATE | OPENRDMA_QP_PKEY_INDEX |
-				OPENRDMA_QP_PORT | OPENRDMA_QP_ACCESS_FLAGS);
-	}
-	attr.qkey = ep->qkey;
-	ret = openrdma_qp_modify(ep->qp, &attr,
-				 OPENRDMA_QP_STATE | OPENRDMA_QP_PKEY_INDEX |
-					 OPENRDMA_QP_PORT | OPENRDMA_QP_QKEY);
-	if (ret)
-		return ret;
-	attr.qp_state = OPENRDMA_QPS_RTR;
-	ret = openrdma_qp_modify(ep->qp, &attr, OPENRDMA_QP_STATE);
-	if (ret)
-		return ret;
-	attr.qp_state = OPENRDMA_QPS_RTS;
-	attr.sq_psn = 0;
-	return openrdma_qp_modify(ep->qp, &attr,
-				  OPENRDMA_QP_STATE | OPENRDMA_QP_SQ_PSN);
-}
-
 /* The DTO SEVD an endpoint names: same IA, DTO stream. */
 static bool dto_evd(const struct itapi_evd *evd, const struct itapi_ia *ia)
 {
@@ -160,26 +125,17 @@ static uint32_t ep_inline_max(const struct itapi_ia *ia)
 					     (uint32_t)ia->dev.max_inline_data;
 }
 
-/* Reserves room in the SEVDs' CQs and makes the QP; ia->lock held. */
-static int ep_qp_create(struct itapi_ep *ep)
+/* Makes a QP of the endpoint's attributes, with the inline room it got. */
+static int ep_qp_new(const struct itapi_ep *ep, struct openrdma_qp **qp,
+		     uint32_t *inline_max)
 {
 	struct openrdma_qp_init_attr init;
 	const it_ep_attributes_t *a = &ep->attr;
-	size_t recv = ep->srq ? ep->srq->max_recv_dtos : a->max_recv_dtos;
 	size_t sge;
 	int ret;
 
-	ret = itapi_evd_cq_reserve(ep->req_evd, a->max_request_dtos);
-	if (ret)
-		return ret;
-	ep->cq_req_need = a->max_request_dtos;
-	ret = itapi_evd_cq_reserve(ep->recv_evd, recv);
-	if (ret)
-		goto err_req;
-	ep->cq_recv_need = recv;
-
 	memset(&init, 0, sizeof(init));
-	init.qp_context = ep;
+	init.qp_context = (void *)ep;
 	init.send_cq = ep->req_evd->cq;
 	init.recv_cq = ep->recv_evd->cq;
 	init.srq = ep->srq ? ep->srq->srq : NULL;
@@ -202,17 +158,38 @@ static int ep_qp_create(struct itapi_ep *ep)
 			  (uint32_t)(a->max_recv_segments +
 				     (ep->service == IT_UD_SERVICE ? 1 : 0));
 	init.cap.max_inline_data = ep_inline_max(ep->pz->obj.ia);
-	ret = openrdma_qp_create(ep->pz->pd, &init, &ep->qp);
+	ret = openrdma_qp_create(ep->pz->pd, &init, qp);
 	if (ret == -OPENRDMA_EINVAL && init.cap.max_inline_data) {
 		/* a device may give less inline room with these queues */
 		init.cap.max_inline_data = 0;
-		ret = openrdma_qp_create(ep->pz->pd, &init, &ep->qp);
+		ret = openrdma_qp_create(ep->pz->pd, &init, qp);
 	}
 	if (ret)
+		return ret;
+	*inline_max = init.cap.max_inline_data;
+	if ((*qp)->cap.max_inline_data < *inline_max)
+		*inline_max = (*qp)->cap.max_inline_data;
+	return 0;
+}
+
+/* Reserves room in the SEVDs' CQs and makes the QP; ia->lock held. */
+static int ep_qp_create(struct itapi_ep *ep)
+{
+	const it_ep_attributes_t *a = &ep->attr;
+	size_t recv = ep->srq ? ep->srq->max_recv_dtos : a->max_recv_dtos;
+	int ret;
+
+	ret = itapi_evd_cq_reserve(ep->req_evd, a->max_request_dtos);
+	if (ret)
+		return ret;
+	ep->cq_req_need = a->max_request_dtos;
+	ret = itapi_evd_cq_reserve(ep->recv_evd, recv);
+	if (ret)
+		goto err_req;
+	ep->cq_recv_need = recv;
+	ret = ep_qp_new(ep, &ep->qp, &ep->inline_max);
+	if (ret)
 		goto err_recv;
-	ep->inline_max = init.cap.max_inline_data;
-	if (ep->qp->cap.max_inline_data < ep->inline_max)
-		ep->inline_max = ep->qp->cap.max_inline_data;
 	return 0;
 
 err_recv:
@@ -311,6 +288,75 @@ static void ep_tables_del(struct itapi_ep *ep)
 	if (ep->recv_evd->recv_last == ep)
 		ep->recv_evd->recv_last = NULL;
 	core_lock_release(&ep->recv_evd->tab_lock);
+}
+
+/*
+ * A device that cannot return a QP to RESET (siw: openrdma_verbs(7))
+ * resets an RC endpoint by a new QP of the same size, in RESET, under a
+ * new number: completions of the old one that are still queued no longer
+ * find the endpoint and are dropped, as a reset drops its requests.
+ */
+static int ep_qp_replace(struct itapi_ep *ep)
+{
+	struct openrdma_qp *old = ep->qp, *qp;
+	uint32_t inline_max;
+	int ret;
+
+	ret = ep_qp_new(ep, &qp, &inline_max);
+	if (ret)
+		return ret;
+	/* the send ring and receive slots are sized for the old one */
+	if (qp->cap.max_send_wr < old->cap.max_send_wr ||
+	    qp->cap.max_recv_wr < old->cap.max_recv_wr) {
+		itapi_qp_destroy(qp);
+		return -OPENRDMA_ENOMEM;
+	}
+	ep_tables_del(ep);
+	core_lock_acquire(&ep->sq_lock);
+	ep->qp = qp;
+	ep->qpn = qp->qp_num;
+	ep->inline_max = inline_max;
+	core_lock_release(&ep->sq_lock);
+	ep_tables_add(ep);
+	itapi_qp_destroy(old);
+	return 0;
+}
+
+int itapi_ep_qp_init(struct itapi_ep *ep)
+{
+	struct openrdma_qp_attr attr;
+	int ret;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = OPENRDMA_QPS_RESET;
+	ret = openrdma_qp_modify(ep->qp, &attr, OPENRDMA_QP_STATE);
+	if (ret == -OPENRDMA_EOPNOTSUPP && ep->service == IT_RC_SERVICE)
+		ret = ep_qp_replace(ep);
+	if (ret)
+		return ret;
+	attr.qp_state = OPENRDMA_QPS_INIT;
+	attr.port_num = (uint8_t)(ep->spigot_id + 1);
+	if (ep->service == IT_RC_SERVICE) {
+		attr.qp_access_flags = ep_access(ep);
+		return openrdma_qp_modify(
+			ep->qp, &attr,
+			OPENRDMA_QP_STATE | OPENRDMA_QP_PKEY_INDEX |
+				OPENRDMA_QP_PORT | OPENRDMA_QP_ACCESS_FLAGS);
+	}
+	attr.qkey = ep->qkey;
+	ret = openrdma_qp_modify(ep->qp, &attr,
+				 OPENRDMA_QP_STATE | OPENRDMA_QP_PKEY_INDEX |
+					 OPENRDMA_QP_PORT | OPENRDMA_QP_QKEY);
+	if (ret)
+		return ret;
+	attr.qp_state = OPENRDMA_QPS_RTR;
+	ret = openrdma_qp_modify(ep->qp, &attr, OPENRDMA_QP_STATE);
+	if (ret)
+		return ret;
+	attr.qp_state = OPENRDMA_QPS_RTS;
+	attr.sq_psn = 0;
+	return openrdma_qp_modify(ep->qp, &attr,
+				  OPENRDMA_QP_STATE | OPENRDMA_QP_SQ_PSN);
 }
 
 static void ep_users(struct itapi_ep *ep, bool get)

@@ -561,10 +561,6 @@ OPENRDMA_EXPORT it_status_t it_post_atomic(
 	st = ep_check("it_post_atomic", ep, IT_RC_SERVICE);
 	if (st)
 		return st;
-	if (ep->obj.ia->dev.atomic_cap == OPENRDMA_ATOMIC_NONE) {
-		openrdma_dbg(ITAPI_LOG, "it_post_atomic: no atomics here");
-		return IT_ERR_OP_NOT_SUPPORTED;
-	}
 	if (op != IT_COMPARE_AND_SWAP && op != IT_FETCH_AND_ADD) {
 		itapi_arg_err("it_post_atomic", "op", "%d", (int)op);
 		return IT_ERR_INVALID_ATOMIC_OP;
@@ -582,6 +578,11 @@ OPENRDMA_EXPORT it_status_t it_post_atomic(
 		itapi_arg_err("it_post_atomic", "rmr_context", "0x%llx",
 			      (unsigned long long)rmr_context);
 		return IT_ERR_INVALID_RMR;
+	}
+	/* arguments first: an error names the caller's mistake */
+	if (ep->obj.ia->dev.atomic_cap == OPENRDMA_ATOMIC_NONE) {
+		openrdma_dbg(ITAPI_LOG, "it_post_atomic: no atomics here");
+		return IT_ERR_OP_NOT_SUPPORTED;
 	}
 	memset(&wr, 0, sizeof(wr));
 	if (op == IT_COMPARE_AND_SWAP) {

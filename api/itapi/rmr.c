@@ -83,12 +83,15 @@ static it_status_t rmr_create(const char *fn, it_pz_handle_t pz_handle,
 		openrdma_dbg(ITAPI_LOG, "%s: arg rmr_type: %d", fn, (int)type);
 		return IT_ERR_INVALID_RMR_TYPE;
 	}
-	if (!(caps & (type == IT_RMR_TYPE_NARROW ? OPENRDMA_DEVICE_MW_TYPE1 :
-						   OPENRDMA_DEVICE_MW_TYPE2)))
-		return IT_ERR_OP_NOT_SUPPORTED;
 	if (!rmr_handle) {
 		openrdma_dbg(ITAPI_LOG, "%s: arg rmr_handle: NULL", fn);
 		return IT_ERR_FAULT;
+	}
+	if (!(caps & (type == IT_RMR_TYPE_NARROW ? OPENRDMA_DEVICE_MW_TYPE1 :
+						   OPENRDMA_DEVICE_MW_TYPE2))) {
+		openrdma_dbg(ITAPI_LOG, "%s: no type %d windows here", fn,
+			     (int)type);
+		return IT_ERR_OP_NOT_SUPPORTED;
 	}
 	rmr = calloc(1, sizeof(*rmr));
 	if (!rmr)

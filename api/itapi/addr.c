@@ -260,9 +260,14 @@ int itapi_path_to_ah_attr(const struct itapi_ia *ia, const it_path_t *path,
 	attr->dlid = ib->remote_port_lid;
 	attr->sl = (uint8_t)ib->sl;
 	attr->static_rate = (uint8_t)ib->packet_rate;
-	/* RoCE always needs the GRH; InfiniBand unless subnet-local */
-	if (!ib->subnet_local ||
-	    port->link_layer == OPENRDMA_LINK_LAYER_ETHERNET) {
+	/*
+	 * RoCE: the GID is the peer's IP address, and the source GID must be
+	 * of its family and RoCE version, which the transport knows.
+	 */
+	if (port->link_layer == OPENRDMA_LINK_LAYER_ETHERNET)
+		return itapi_path_to_sockaddr(ia, path, 0, &attr->addr);
+	/* InfiniBand needs the GRH unless subnet-local */
+	if (!ib->subnet_local) {
 		attr->is_global = 1;
 		memcpy(attr->grh.dgid.raw, ib->remote_port_gid.s6_addr,
 		       sizeof(attr->grh.dgid.raw));

@@ -105,6 +105,24 @@ int core_port_check(const struct openrdma_device_attr *attr,
 		    unsigned int port_num, const char *fn);
 int core_sockaddr_check(const struct sockaddr *sa, const char *fn,
 			const char *arg);
+/*
+ * The access a front end registers its consumer's region with (inline:
+ * the DAT provider is a library of its own).  Windows may be bound to any
+ * region of a device that has them; remote atomic access grants nothing
+ * on a device without atomics, which never executes one (and siw refuses
+ * to register memory for them).
+ */
+static inline int core_mr_access_fit(const struct openrdma_device_attr *dev,
+				     int access)
+{
+	if (dev->atomic_cap == OPENRDMA_ATOMIC_NONE)
+		access &= ~OPENRDMA_ACCESS_REMOTE_ATOMIC;
+	if (dev->device_cap_flags &
+	    (OPENRDMA_DEVICE_MW_TYPE1 | OPENRDMA_DEVICE_MW_TYPE2))
+		access |= OPENRDMA_ACCESS_MW_BIND;
+	return access;
+}
+
 /* Both objects belong to the same context. */
 int core_same_ctx(const struct openrdma_obj *a, const struct openrdma_obj *b,
 		  const char *fn, const char *arg);

@@ -15,6 +15,7 @@
 
 #include "api/dat/provider.h"
 #include "api/dat/slots.h"
+#include "core/core.h"
 
 #define PRIV_ALL                               \
 	((unsigned int)DAT_MEM_PRIV_ALL_FLAG | \
@@ -116,11 +117,9 @@ datp_lmr_create(DAT_IA_HANDLE ia_handle, DAT_MEM_TYPE mem_type,
 				(unsigned long long)length,
 				(unsigned long long)ia->dev_attr.max_mr_size);
 
-	access = datp_mem_access(privileges, va_type);
-	/* RMRs may bind to any LMR */
-	if (ia->dev_attr.device_cap_flags &
-	    (OPENRDMA_DEVICE_MW_TYPE1 | OPENRDMA_DEVICE_MW_TYPE2))
-		access |= OPENRDMA_ACCESS_MW_BIND;
+	/* remote atomic access grants nothing on a device without atomics */
+	access = core_mr_access_fit(&ia->dev_attr,
+				    datp_mem_access(privileges, va_type));
 
 	lmr = calloc(1, sizeof(*lmr));
 	if (!lmr)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "api/itapi/itapi.h"
+#include "core/core.h"
 #include "core/export.h"
 
 #define LMR_FLAGS                                                          \
@@ -46,13 +47,8 @@ static int lmr_access(const struct itapi_ia *ia, it_mem_priv_t privs,
 
 	if (access < 0)
 		return access;
-	/* a device without atomics never executes one, and siw refuses to
-	 * register memory for them: IT_PRIV_ATOMIC grants nothing there */
-	if (ia->dev.atomic_cap == OPENRDMA_ATOMIC_NONE)
-		access &= ~OPENRDMA_ACCESS_REMOTE_ATOMIC;
-	if (ia->dev.device_cap_flags &
-	    (OPENRDMA_DEVICE_MW_TYPE1 | OPENRDMA_DEVICE_MW_TYPE2))
-		access |= OPENRDMA_ACCESS_MW_BIND;
+	/* IT_PRIV_ATOMIC grants nothing on a device without atomics */
+	access = core_mr_access_fit(&ia->dev, access);
 	if (mode == IT_ADDR_MODE_RELATIVE)
 		access |= OPENRDMA_ACCESS_ZERO_BASED;
 	return access;

@@ -101,11 +101,19 @@ list_translate(const struct verbs_qp *vqp, struct openrdma_send_wr **wrp,
 	return n;
 }
 
+/*
+ * A posted bind gives the window its new key.  libibverbs leaves the
+ * ibv_mw's alone, and a provider names the window of the next bind by it
+ * (librxe: the kernel refuses a key that is not the window's current).
+ */
 static void binds_settle(struct openrdma_send_wr *wr, unsigned int n)
 {
-	for (; n; n--, wr = wr->next)
-		if (wr->opcode == OPENRDMA_WR_BIND_MW)
-			wr->bind_mw.mw->rkey = wr->bind_mw.rkey;
+	for (; n; n--, wr = wr->next) {
+		if (wr->opcode != OPENRDMA_WR_BIND_MW)
+			continue;
+		wr->bind_mw.mw->rkey = wr->bind_mw.rkey;
+		to_verbs_mw(wr->bind_mw.mw)->ibmw->rkey = wr->bind_mw.rkey;
+	}
 }
 
 /* Posts n translated requests of the list that starts at first. */

@@ -263,7 +263,8 @@ DAT_RETURN datp_cr_reject(DAT_CR_HANDLE cr_handle, DAT_COUNT private_data_size,
 		return dret;
 	ret = openrdma_cm_reject(cr->id, private_data,
 				 (uint8_t)private_data_size);
-	if (ret)
+	/* a request its peer withdrew is answered all the same */
+	if (ret && ret != -OPENRDMA_ECONNABORTED)
 		return DATP_ERR(ret, DAT_NO_SUBTYPE, "cm_reject");
 	datp_ia_count(cr->obj.ia, DCNT_IA_SP_CR_REJECTED);
 	datp_ia_count(cr->obj.ia, DCNT_IA_CM_USER_REJ_TX);

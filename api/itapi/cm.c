@@ -1033,8 +1033,10 @@ OPENRDMA_EXPORT it_status_t it_reject(it_cn_est_identifier_t cn_est_id,
 					 (uint8_t)private_data_length);
 		openrdma_cm_id_destroy(cn->id);
 		free(cn);
-		return ret ? itapi_status(ret, IT_ERR_INVALID_CN_EST_ID) :
-			     IT_SUCCESS;
+		/* a request its peer withdrew is answered all the same */
+		if (ret && ret != -OPENRDMA_ECONNABORTED)
+			return itapi_status(ret, IT_ERR_INVALID_CN_EST_ID);
+		return IT_SUCCESS;
 	}
 	/* the active side refuses the passive side's accept */
 	ep = cn->ep;

@@ -395,8 +395,12 @@ int verbs_cm_accept(struct openrdma_cm_id *id, struct openrdma_qp *qp,
 		if (!ret)
 			ret = verbs_cm_qp_move(vid, IBV_QPS_RTS);
 	}
-	if (!ret && rdma_accept(vid->cmid, &vid->conn))
+	if (!ret && rdma_accept(vid->cmid, &vid->conn)) {
 		ret = verbs_errno();
+		/* iWARP: the peer's TCP connection went before the reply */
+		if (ret == -OPENRDMA_ECONNRESET)
+			ret = -OPENRDMA_ECONNABORTED;
+	}
 	if (ret) {
 		/* the request stays open: the application may reject it */
 		verbs_cm_qp_error(vid);
@@ -426,6 +430,15 @@ int verbs_cm_reject(struct openrdma_cm_id *id, const void *private_data,
 	}
 	if (rdma_reject(vid->cmid, private_data, private_data_len)) {
 		ret = verbs_errno();
+		/* a request its peer withdrew: IB's id refuses (EINVAL),
+		 * iWARP's connection is reset */
+		if (vid->state == VERBS_CM_REQUEST &&
+		    (ret == -OPENRDMA_ECONNRESET ||
+		     (ret == -OPENRDMA_EINVAL && request_gone(vid)))) {
+			ret = -OPENRDMA_ECONNABORTED;
+			verbs_cm_request_done(vid);
+			vid->state = VERBS_CM_FAILED;
+		}
 		goto out;
 	}
 	/* the active side refusing the reply: its attempt failed */

@@ -59,6 +59,13 @@ void tapi_require(bool have, const char *what);
 
 it_ep_attributes_t tapi_rc_attr(void);
 it_ep_handle_t tapi_rc_ep(struct tapi *t);
+/*
+ * it_ep_rc_create() of a; where the device takes one RDMA read segment
+ * only (siw), again with one, which *a then says.
+ */
+it_status_t tapi_rc_create(it_pz_handle_t pz, it_evd_handle_t sq,
+			   it_evd_handle_t rq, it_evd_handle_t cmsg,
+			   it_ep_attributes_t *a, it_ep_handle_t *ep);
 void tapi_buf_make(struct tapi *t, struct tapi_buf *b, size_t len,
 		   it_mem_priv_t privs);
 /* Frees the LMR; the memory goes with tapi_close(). */
@@ -76,6 +83,13 @@ bool tapi_next(it_evd_handle_t evd, uint64_t timeout_us, it_event_t *ev);
 void tapi_connect(struct tapi *t, struct tapi_conn *c, bool three_way);
 /* Disconnects a: both endpoints report the disconnect. */
 void tapi_disconnect(struct tapi *t, struct tapi_conn *c);
+/*
+ * Waits for the completion, on t->sq, of ep's RDMA write that the target
+ * refuses: a remote access error, or on iWARP (where a write completes
+ * once sent) a success followed by the end of ep's connection.
+ */
+void tapi_wait_write_refused(struct tapi *t, it_ep_handle_t ep,
+			     it_dto_cookie_t cookie);
 /* Posts a receive on ep of len bytes of b at off. */
 void tapi_post_recv(it_ep_handle_t ep, const struct tapi_buf *b, size_t off,
 		    size_t len, it_dto_cookie_t cookie);

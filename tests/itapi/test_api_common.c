@@ -29,6 +29,21 @@ void tapi_require(bool have, const char *what)
 static size_t tapi_read_segs = 4;
 static it_boolean_t tapi_atomics = IT_TRUE;
 
+it_status_t tapi_rc_create(it_pz_handle_t pz, it_evd_handle_t sq,
+			   it_evd_handle_t rq, it_evd_handle_t cmsg,
+			   it_ep_attributes_t *a, it_ep_handle_t *ep)
+{
+	it_status_t st;
+
+	st = it_ep_rc_create(pz, sq, rq, cmsg, IT_EP_NO_FLAG, a, ep);
+	if (st == IT_ERR_RESOURCE_RRSEG &&
+	    a->srv.rc.max_rdma_read_segments > 1) {
+		a->srv.rc.max_rdma_read_segments = 1;
+		st = it_ep_rc_create(pz, sq, rq, cmsg, IT_EP_NO_FLAG, a, ep);
+	}
+	return st;
+}
+
 /* Learns the limits above with a trial endpoint. */
 static void tapi_limits(struct tapi *t)
 {
@@ -39,15 +54,9 @@ static void tapi_limits(struct tapi *t)
 	tapi_read_segs = 4;
 	tapi_atomics = t->info->atomic_support;
 	a = tapi_rc_attr();
-	st = it_ep_rc_create(t->pz, t->sq, t->rq, t->cmsg, IT_EP_NO_FLAG, &a,
-			     &ep);
-	if (st == IT_ERR_RESOURCE_RRSEG) {
-		tapi_read_segs = 1;
-		a = tapi_rc_attr();
-		st = it_ep_rc_create(t->pz, t->sq, t->rq, t->cmsg,
-				     IT_EP_NO_FLAG, &a, &ep);
-	}
+	st = tapi_rc_create(t->pz, t->sq, t->rq, t->cmsg, &a, &ep);
 	cr_assert_eq(st, IT_SUCCESS, "trial endpoint: status %d", (int)st);
+	tapi_read_segs = a.srv.rc.max_rdma_read_segments;
 	cr_assert_eq(it_ep_free(ep), IT_SUCCESS);
 }
 
@@ -186,6 +195,30 @@ void tapi_wait(it_evd_handle_t evd, it_event_type_t number, it_event_t *ev)
 	cr_assert_eq(ev->event_number, number, "event 0x%x, expected 0x%x",
 		     (unsigned int)ev->event_number, (unsigned int)number);
 	cr_assert_eq(ev->any.evd, evd);
+}
+
+void tapi_wait_write_refused(struct tapi *t, it_ep_handle_t ep,
+			     it_dto_cookie_t cookie)
+{
+	it_event_t ev;
+
+	tapi_wait(t->sq, IT_DTO_RDMA_WRITE_CMPL_EVENT, &ev);
+	cr_assert_eq(ev.dto_cmpl.cookie, cookie);
+	if (t->info->transport_type != IT_IWARP_TCP_TRANSPORT) {
+		cr_assert_eq(ev.dto_cmpl.dto_status, IT_DTO_ERR_REMOTE_ACCESS);
+		return;
+	}
+	/* RFC 5040 (5.4): an RDMA write completes once it is sent */
+	cr_assert_eq(ev.dto_cmpl.dto_status, IT_DTO_SUCCESS);
+	/* the target's Terminate ends the connection at both ends */
+	do {
+		cr_assert(tapi_next(t->cmsg, TAPI_TIMEOUT_US, &ev),
+			  "the connection did not end");
+		cr_assert(ev.event_number == IT_CM_MSG_CONN_DISCONNECT_EVENT ||
+				  ev.event_number ==
+					  IT_CM_MSG_CONN_BROKEN_EVENT,
+			  "event 0x%x", (unsigned int)ev.event_number);
+	} while (ev.conn.ep != ep);
 }
 
 void tapi_post_recv(it_ep_handle_t ep, const struct tapi_buf *b, size_t off,

@@ -120,6 +120,7 @@ Test(itapi_dto, rdma_write_read, .init = conn_setup, .fini = conn_teardown)
 
 Test(itapi_dto, rdma_write_bad_key, .init = conn_setup, .fini = conn_teardown)
 {
+	static const unsigned char zero[64];
 	struct tapi_buf local, remote;
 	it_evd_handle_t aff;
 	it_lmr_triplet_t seg;
@@ -131,14 +132,16 @@ Test(itapi_dto, rdma_write_bad_key, .init = conn_setup, .fini = conn_teardown)
 	tapi_buf_make(&t, &local, 64, IT_PRIV_LOCAL);
 	/* no remote privileges: the access fails at the target */
 	tapi_buf_make(&t, &remote, 64, IT_PRIV_LOCAL);
+	memset(local.p, 0x5a, 64);
+	memset(remote.p, 0, 64);
 	seg = tapi_seg(&local, 0, 64);
 	cr_assert_eq(it_post_rdma_write(c.a, &seg, 1, 31, IT_COMPLETION_FLAG,
 					it_make_rdma_addr_absolute(remote.p),
 					remote.rkey),
 		     IT_SUCCESS);
-	tapi_wait(t.sq, IT_DTO_RDMA_WRITE_CMPL_EVENT, &ev);
-	cr_assert_eq(ev.dto_cmpl.cookie, 31);
-	cr_assert_eq(ev.dto_cmpl.dto_status, IT_DTO_ERR_REMOTE_ACCESS);
+	tapi_wait_write_refused(&t, c.a, 31);
+	cr_assert_arr_eq(remote.p, zero, sizeof(zero),
+			 "the refused write landed");
 	/* the target endpoint hears of the violation */
 	tapi_wait(aff, IT_ASYNC_AFF_EP_R_ACCESS_VIOLATION, &ev);
 	cr_assert_eq(ev.aff_async.cause.ep, c.b);
@@ -146,7 +149,7 @@ Test(itapi_dto, rdma_write_bad_key, .init = conn_setup, .fini = conn_teardown)
 
 Test(itapi_dto, fd_of_completions)
 {
-	it_ep_attributes_t a = tapi_rc_attr();
+	it_ep_attributes_t a;
 	it_ep_handle_t active, passive;
 	struct tapi_buf src, dst;
 	it_listen_handle_t l;
@@ -159,6 +162,7 @@ Test(itapi_dto, fd_of_completions)
 	int fd = -1;
 
 	tapi_open(&t);
+	a = tapi_rc_attr();
 	/* completions reach an SEVD with an fd without a dequeue */
 	cr_assert_eq(it_evd_create(t.ia, IT_DTO_EVENT_STREAM, IT_EVD_CREATE_FD,
 				   16, 0, NULL, &sq, &fd),

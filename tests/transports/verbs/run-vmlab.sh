@@ -20,16 +20,10 @@
 #                         pass on the interface's device yet)
 set -u
 # IT-API tests that do not pass on a device yet, with what is known.
-# rxe: the target's access-violation event (rxe posts none), CM events'
-# private data (the IB CM pads it), type 2 windows, UD address handles.
-itapi_known_rxe='itapi_dto/rdma_write_bad_key|itapi_evd/overflow'
-itapi_known_rxe+='|itapi_mem/rmr_wide|itapi_ud/@(address_handles|datagrams_and_reply)'
-# siw (no windows, one RDMA read segment): connection, argument and
-# cross-process cases not looked into yet.
-itapi_known_siw='itapi_conn/@(disconnect_pending|free_connected_endpoint|reject_with_private_data)'
-itapi_known_siw+='|itapi_dto/@(rdma_write_bad_key|fd_of_completions|post_bad_arguments)'
-itapi_known_siw+='|itapi_ia/ep_create_arguments|itapi_mem/@(lmr_link_unlink|rmr_arguments)'
-itapi_known_siw+='|itapi_xproc/@(connect_data_disconnect|reject_three_way_passive_disconnect)'
+# rxe: a write refused by the target raises no event there (rxe's
+# responder posts none and keeps its QP running).
+itapi_known_rxe='itapi_dto/rdma_write_bad_key'
+itapi_known_siw=
 interfaces=${VERBS_VM_INTERFACES:-rxe0-1 siw0-1}
 modes=${VERBS_VM_MODES:-local}
 conformance=${VERBS_VM_CONFORMANCE:-./tests/conformance/conformance}
@@ -83,8 +77,9 @@ interface() {
 	siw*) known=$itapi_known_siw ;;
 	*) known= ;;
 	esac
+	[ -n "$known" ] && known="!($known)"
 	run "$ifc IT-API" ./tests/itapi/test_api --jobs 1 \
-		--filter "${VERBS_VM_ITAPI:-!($known)}" || status=1
+		--filter "${VERBS_VM_ITAPI:-${known:-*/*}}" || status=1
 	return $status
 }
 

@@ -227,8 +227,8 @@ int datp_wc_convert(void *arg, const struct openrdma_wc *wc, void *rec)
 	memset(ev, 0, sizeof(*ev));
 	ev->evd_handle = evd;
 	pthread_mutex_lock(&ia->lock);
-	k = datp_key_find(ia, key);
-	if (k && (wc->opcode & OPENRDMA_WC_RECV))
+	k = datp_key_find(ia, key & ~DATP_KEY_RECV);
+	if (k && (key & DATP_KEY_RECV))
 		ret = recv_convert(ia, k, index, wc, ev);
 	else if (k && k->kind == DATP_KEY_EP)
 		ret = send_convert(evd, k->owner, index, wc, ev);

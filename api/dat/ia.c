@@ -45,7 +45,7 @@ uint32_t datp_key_add(struct datp_ia *ia, enum datp_key_kind kind, void *owner)
 	k->owner = owner;
 	pthread_mutex_lock(&ia->lock);
 	do {
-		k->key = ++ia->next_key;
+		k->key = ++ia->next_key & ~DATP_KEY_RECV;
 		HASH_FIND_INT(ia->keys, &k->key, old);
 	} while (!k->key || old);
 	HASH_ADD_INT(ia->keys, key, k);

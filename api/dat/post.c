@@ -344,7 +344,7 @@ DAT_RETURN datp_ep_post_recv(DAT_EP_HANDLE ep_handle, DAT_COUNT num_segments,
 	rq->slots[index].cookie = user_cookie;
 	rq->slots[index].op = DAT_DTO_RECEIVE;
 	rq->slots[index].length = (uint32_t)total;
-	wr.wr_id = datp_wr_id(ep->key, (uint32_t)index);
+	wr.wr_id = datp_recv_wr_id(ep->key, (uint32_t)index);
 	wr.sg_list = rq->sge;
 	wr.num_sge = num_segments;
 	rq->bytes += total;

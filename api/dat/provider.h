@@ -192,8 +192,12 @@ enum datp_key_kind {
 /*
  * Work-request ids are (key << 32 | slot).  A key names one generation of
  * an EP's queues (reset gives new keys) or an SRQ; completions whose key
- * is gone (a freed or reset EP) are dropped.
+ * is gone (a freed or reset EP) are dropped.  A receive's key carries
+ * DATP_KEY_RECV: the opcode of a flushed completion is undefined (IBTA
+ * 11.4.2.1; rxe leaves it SEND), so only the id says which queue it was.
  */
+#define DATP_KEY_RECV 0x80000000u
+
 struct datp_key {
 	uint32_t key;
 	enum datp_key_kind kind;
@@ -475,6 +479,11 @@ static inline uint32_t datp_rq_outstanding(struct datp_rq *rq)
 static inline uint64_t datp_wr_id(uint32_t key, uint32_t slot)
 {
 	return (uint64_t)key << 32 | slot;
+}
+
+static inline uint64_t datp_recv_wr_id(uint32_t key, uint32_t slot)
+{
+	return datp_wr_id(key | DATP_KEY_RECV, slot);
 }
 
 /* ------------------------------------------------------------ EP */

@@ -125,7 +125,7 @@ DAT_RETURN datp_srq_post_recv(DAT_SRQ_HANDLE srq_handle, DAT_COUNT num_segments,
 	rq->slots[index].op = DAT_DTO_RECEIVE;
 	rq->slots[index].length = (uint32_t)total;
 	rq->bytes += total;
-	wr.wr_id = datp_wr_id(srq->key, (uint32_t)index);
+	wr.wr_id = datp_recv_wr_id(srq->key, (uint32_t)index);
 	wr.sg_list = rq->sge;
 	wr.num_sge = num_segments;
 	ret = openrdma_srq_post_recv(srq->srq, &wr, &bad);

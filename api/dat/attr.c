@@ -104,19 +104,33 @@ static const char *pattr_value(struct datp_ia *ia, int slot, const char *value)
 	return ia->pattr_values[slot];
 }
 
+static const char *node_name(enum openrdma_node_transport node)
+{
+	switch (node) {
+	case OPENRDMA_NODE_IB:
+		return "IB";
+	case OPENRDMA_NODE_IWARP:
+		return "IWARP";
+	default:
+		return "SOFTWARE";
+	}
+}
+
 /* The provider-specific attributes DAT programs look for (see §1.4). */
 void datp_pattr_init(struct datp_ia *ia)
 {
 	const struct openrdma_device_attr *d = &ia->dev_attr;
 	bool atomics = d->atomic_cap != OPENRDMA_ATOMIC_NONE;
 	bool ud = d->device_cap_flags & OPENRDMA_DEVICE_UD;
+	bool imm = d->device_cap_flags & OPENRDMA_DEVICE_IMM;
+	bool exact = d->device_cap_flags & OPENRDMA_DEVICE_EXACT_ERRORS;
 	char mtu[16];
 
 	snprintf(mtu, sizeof(mtu), "%d", 128 << ia->port_attr.active_mtu);
 	ia->num_pattr = 0;
 	pattr_add(ia, "DAT_EXTENSION_INTERFACE", "TRUE");
 	pattr_add(ia, "DAT_IB_RDMA_READ", "TRUE");
-	pattr_add(ia, DAT_IB_ATTR_IMMED_DATA, "TRUE");
+	pattr_add(ia, DAT_IB_ATTR_IMMED_DATA, imm ? "TRUE" : "FALSE");
 	pattr_add(ia, DAT_IB_ATTR_FETCH_AND_ADD, atomics ? "TRUE" : "FALSE");
 	pattr_add(ia, DAT_IB_ATTR_CMP_AND_SWAP, atomics ? "TRUE" : "FALSE");
 	pattr_add(ia, DAT_IB_ATTR_UD, ud ? "TRUE" : "FALSE");
@@ -130,6 +144,9 @@ void datp_pattr_init(struct datp_ia *ia)
 		  ia->port_attr.state == OPENRDMA_PORT_ACTIVE ? "ACTIVE" :
 								"DOWN");
 	pattr_add(ia, "DAT_IB_CONNECTIVITY_MODE", "RC");
+	/* what a program needs to read its completions right */
+	pattr_add(ia, "OPENRDMA_NODE_TRANSPORT", node_name(d->node_transport));
+	pattr_add(ia, "OPENRDMA_EXACT_ERRORS", exact ? "TRUE" : "FALSE");
 }
 
 void datp_provider_attr_fill(struct datp_ia *ia, DAT_PROVIDER_ATTR *attr)

@@ -187,10 +187,15 @@ DAT_RETURN datp_srq_resize(DAT_SRQ_HANDLE srq_handle,
 		return DATP_STATE(DAT_INVALID_STATE_SRQ_IN_USE,
 				  "%u receives are posted", posted);
 	}
-	attr.max_wr = (uint32_t)srq_max_recv_dto;
-	ret = openrdma_srq_modify(srq->srq, &attr, OPENRDMA_SRQ_MAX_WR);
-	if (!ret)
-		ret = datp_rq_grow(&srq->rq, srq->srq->max_wr);
+	/* it holds as many already: a device need not shrink it (siw
+	 * cannot resize at all) */
+	ret = 0;
+	if ((uint32_t)srq_max_recv_dto > srq->srq->max_wr) {
+		attr.max_wr = (uint32_t)srq_max_recv_dto;
+		ret = openrdma_srq_modify(srq->srq, &attr, OPENRDMA_SRQ_MAX_WR);
+		if (!ret)
+			ret = datp_rq_grow(&srq->rq, srq->srq->max_wr);
+	}
 	pthread_mutex_unlock(&srq->rq.lock);
 	if (ret)
 		return DATP_ERR(ret, DAT_RESOURCE_SRQ, "srq_modify");

@@ -9,6 +9,7 @@
 #include <openrdma/transport.h>
 
 #include "core/core.h"
+#include "core/evd/evd.h"
 #include "core/export.h"
 
 /*
@@ -148,6 +149,9 @@ OPENRDMA_EXPORT int openrdma_context_close(struct openrdma_context *ctx)
 	ctx_table_del(cc);
 	core_async_fini(cc);
 	free(cc);
+	/* the engine threads that ended with the last context's work */
+	if (!core_ctx_count())
+		core_evd_reap();
 	return 0;
 }
 

@@ -25,6 +25,9 @@
 
 static void __attribute__((destructor)) unload(void)
 {
+	/* none may run the library's code once it is unmapped */
+	if (!core_ctx_count())
+		core_evd_reap();
 	if (core_ctx_count() || core_evd_engine_threads()) {
 		openrdma_dbg("core", "unloaded in use: state kept");
 		return;

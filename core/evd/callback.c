@@ -92,6 +92,7 @@ static void *pool_worker(void *arg)
 	struct core_evd *evd;
 
 	pool_thread = true;
+	core_evd_reap_self_mark();
 	pthread_mutex_lock(&pool.lock);
 	while (epoch == pool.epoch) {
 		evd = pool.runq;
@@ -188,10 +189,11 @@ void core_evd_pool_put(void)
 	pool.ntids = 0;
 	pthread_cond_broadcast(&pool.work);
 	pthread_mutex_unlock(&pool.lock);
-	/* a worker cannot join itself: the workers then end on their own */
+	/* a worker cannot join itself: the workers then end on their own,
+	 * and another joins them (reap.c) */
 	for (i = 0; i < n; i++) {
 		if (pool_thread)
-			pthread_detach(tids[i]);
+			core_evd_reap_add(tids[i]);
 		else
 			pthread_join(tids[i], NULL);
 	}

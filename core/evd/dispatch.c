@@ -29,13 +29,13 @@ struct core_disp_watch {
 	UT_hash_handle hh;
 };
 
-/* One run of the thread; a detached run cleans up after itself. */
+/* One run of the thread; one that stopped itself cleans up after itself. */
 struct disp_run {
 	int epfd;
 	int wakefd; /* epoll id 0: wakes the thread to stop */
 	pthread_t tid;
 	bool stop;
-	bool detached;
+	bool self_stopped;
 };
 
 static struct {
@@ -92,10 +92,11 @@ static void *disp_main(void *arg)
 {
 	struct disp_run *run = arg;
 	struct epoll_event ev[32];
-	bool detached;
+	bool self_stopped;
 	int n;
 
 	disp_thread = true;
+	core_evd_reap_self_mark();
 	for (;;) {
 		n = epoll_wait(run->epfd, ev, 32, -1);
 		if (n < 0 && errno != EINTR) {
@@ -113,9 +114,9 @@ static void *disp_main(void *arg)
 		pthread_mutex_unlock(&disp.lock);
 	}
 	pthread_mutex_lock(&disp.lock);
-	detached = run->detached;
+	self_stopped = run->self_stopped;
 	pthread_mutex_unlock(&disp.lock);
-	if (detached)
+	if (self_stopped)
 		run_free(run);
 	atomic_fetch_sub(&disp.live, 1);
 	return NULL;
@@ -178,9 +179,10 @@ static struct disp_run *disp_stop(void)
 	eventfd_write(run->wakefd, 1);
 	if (!disp_thread)
 		return run;
-	/* the last watch went from a handler: the thread ends on its own */
-	run->detached = true;
-	pthread_detach(run->tid);
+	/* the last watch went from a handler: the thread ends on its own,
+	 * and another joins it (reap.c) */
+	run->self_stopped = true;
+	core_evd_reap_add(run->tid);
 	return NULL;
 }
 

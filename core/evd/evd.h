@@ -292,5 +292,10 @@ OPENRDMA_EXPORT void core_disp_unwatch(struct core_disp_watch *watch);
 
 /* Engine threads alive now (dispatcher and callback pool). */
 int core_evd_engine_threads(void);
+/*
+ * Joins the engine threads that stopped themselves (reap.c); does nothing
+ * in an engine thread.  The caller holds no lock of the library's.
+ */
+void core_evd_reap(void);
 
 #endif /* CORE_EVD_EVD_H */

@@ -8,7 +8,8 @@
  * lock is never held while a handler runs, and no engine lock is held
  * while a callback or an overflow report runs.  Handlers take EVD locks
  * only, so control calls may wait for them (core_disp_unwatch) while
- * holding evd->ctl.
+ * holding evd->ctl.  The reaper's lock (reap.c) is a leaf, taken under
+ * the dispatcher's.
  */
 #ifndef CORE_EVD_EVD_PRIV_H
 #define CORE_EVD_EVD_PRIV_H
@@ -185,6 +186,10 @@ void core_evd_cb_schedule(struct core_evd *evd);
 bool core_evd_cb_clear(struct core_evd *evd);
 void core_evd_cb_wait(struct core_evd *evd);
 void core_evd_pool_put(void);
+
+/* reap.c: engine threads that stopped themselves, joined later */
+void core_evd_reap_self_mark(void);
+void core_evd_reap_add(pthread_t tid);
 
 /* wait.c: returns once no waiter is inside a wait on evd */
 void core_evd_waiter_gone(struct core_evd *evd);

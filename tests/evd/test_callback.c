@@ -447,6 +447,7 @@ Test(evd_callback, detach_from_inside_the_callback)
 {
 	struct core_evd *evd = t_sevd(8, 0);
 	struct slow s = { .self_detach = true };
+	int before = t_process_threads();
 
 	core_evd_callback_attach(evd, slow_cb, &s, 0);
 	t_post(evd, 0, 0);
@@ -457,8 +458,11 @@ Test(evd_callback, detach_from_inside_the_callback)
 	t_post(evd, 0, 2);
 	t_sleep_ms(50);
 	cr_assert_eq(atomic_load(&s.runs), 1, "ran after its own detach");
-	/* the last callback went from a worker: the pool still stops */
+	/* the last callback went from a worker: the pool still stops, and
+	 * its threads wait to be joined, not left detached */
 	cr_assert_eq(t_engine_threads_settle(2000), 0);
+	core_evd_reap();
+	cr_assert_eq(t_process_threads(), before, "joined");
 	core_evd_free(evd);
 }
 

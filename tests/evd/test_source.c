@@ -149,6 +149,7 @@ Test(evd_source, unwatch_from_its_own_handler)
 {
 	struct core_evd *evd = t_sevd(8, 0);
 	struct core_disp_watch *w;
+	int before = t_process_threads();
 	struct fake f;
 
 	fake_init(&f, evd);
@@ -158,6 +159,9 @@ Test(evd_source, unwatch_from_its_own_handler)
 	while (!atomic_load(&f.handler_done))
 		t_sleep_ms(1);
 	cr_assert_eq(t_engine_threads_settle(2000), 0);
+	/* it cannot join itself: another does, here or at the last close */
+	core_evd_reap();
+	cr_assert_eq(t_process_threads(), before, "joined");
 	close(f.efd);
 	core_evd_free(evd);
 }

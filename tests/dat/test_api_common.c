@@ -123,6 +123,82 @@ DAT_DTO_COMPLETION_EVENT_DATA t_dto(DAT_EVD_HANDLE evd,
 	return ev.event_data.dto_completion_event_data;
 }
 
+const char *t_pattr(const struct t_ia *t, const char *name)
+{
+	const DAT_PROVIDER_ATTR *a = &t->pattr;
+	int i;
+
+	for (i = 0; i < a->num_provider_specific_attr; i++)
+		if (!strcmp(a->provider_specific_attr[i].name, name))
+			return a->provider_specific_attr[i].value;
+	return "";
+}
+
+bool t_pattr_true(const struct t_ia *t, const char *name)
+{
+	return !strcmp(t_pattr(t, name), "TRUE");
+}
+
+bool t_refusal_completes(const struct t_ia *t)
+{
+	return strcmp(t_pattr(t, "OPENRDMA_NODE_TRANSPORT"), "IWARP") != 0;
+}
+
+DAT_DTO_COMPLETION_EVENT_DATA t_dto_local(const struct t_ia *t,
+					  DAT_EVD_HANDLE evd,
+					  DAT_DTO_COMPLETION_STATUS status)
+{
+	DAT_COUNT nmore;
+	DAT_EVENT ev;
+	DAT_DTO_COMPLETION_STATUS got;
+
+	T_OK(dat_evd_wait(evd, T_TIMEOUT_US, 1, &ev, &nmore));
+	cr_assert_eq(ev.event_number, DAT_DTO_COMPLETION_EVENT, "event 0x%x",
+		     ev.event_number);
+	got = ev.event_data.dto_completion_event_data.status;
+	cr_assert(got == status || (got == DAT_DTO_ERR_LOCAL_EP &&
+				    !t_pattr_true(t, "OPENRDMA_EXACT_ERRORS")),
+		  "status %d, not %d", got, status);
+	return ev.event_data.dto_completion_event_data;
+}
+
+void t_pdata_check(const struct t_ia *t, const void *got, DAT_COUNT got_len,
+		   const void *want, DAT_COUNT want_len)
+{
+	const unsigned char *g = got;
+	DAT_COUNT i;
+
+	if (strcmp(t_pattr(t, "OPENRDMA_NODE_TRANSPORT"), "IB"))
+		cr_assert_eq(got_len, want_len);
+	cr_assert_geq(got_len, want_len);
+	cr_assert_arr_eq(g, want, (size_t)want_len);
+	for (i = want_len; i < got_len; i++)
+		cr_assert_eq(g[i], 0, "private data byte %d: 0x%x", i, g[i]);
+}
+
+void t_conn_ends(DAT_EVD_HANDLE conn, DAT_EP_HANDLE ep)
+{
+	DAT_COUNT nmore;
+	DAT_EVENT ev;
+
+	T_OK(dat_evd_wait(conn, T_TIMEOUT_US, 1, &ev, &nmore));
+	cr_assert(ev.event_number == DAT_CONNECTION_EVENT_DISCONNECTED ||
+			  ev.event_number == DAT_CONNECTION_EVENT_BROKEN,
+		  "event 0x%x", ev.event_number);
+	cr_assert_eq(ev.event_data.connect_event_data.ep_handle, ep);
+}
+
+void t_require_rmrs(struct t_pair *p)
+{
+	DAT_RMR_HANDLE rmr;
+
+	if (p->t.attr.max_rmrs > 0)
+		return;
+	T_ERR(dat_rmr_create(p->t.pz, &rmr), DAT_MODEL_NOT_SUPPORTED, -1);
+	t_pair_teardown(p);
+	cr_skip_test("%s has no memory windows", t_iface());
+}
+
 void t_empty(DAT_EVD_HANDLE evd)
 {
 	DAT_EVENT ev;

@@ -101,6 +101,29 @@ DAT_DTO_COMPLETION_EVENT_DATA t_dto(DAT_EVD_HANDLE evd,
 /* Checks that nothing is queued. */
 void t_empty(DAT_EVD_HANDLE evd);
 
+/* A provider-specific attribute's value ("" when absent), and whether
+ * it is TRUE. */
+const char *t_pattr(const struct t_ia *t, const char *name);
+bool t_pattr_true(const struct t_ia *t, const char *name);
+/* Whether a completion the target refuses comes back with an error: on
+ * iWARP a write or send completes once it is sent. */
+bool t_refusal_completes(const struct t_ia *t);
+/*
+ * Waits for the completion of a local error: the status, or
+ * DAT_DTO_ERR_LOCAL_EP where OPENRDMA_EXACT_ERRORS says so (rxe).
+ */
+DAT_DTO_COMPLETION_EVENT_DATA t_dto_local(const struct t_ia *t,
+					  DAT_EVD_HANDLE evd,
+					  DAT_DTO_COMPLETION_STATUS status);
+/* Checks private data received; the IB CM pads it with zeros. */
+void t_pdata_check(const struct t_ia *t, const void *got, DAT_COUNT got_len,
+		   const void *want, DAT_COUNT want_len);
+/* Waits for the end of ep's connection, reported on conn. */
+void t_conn_ends(DAT_EVD_HANDLE conn, DAT_EP_HANDLE ep);
+/* Skips the test, after checking that an RMR is refused as not
+ * supported, on an interface without memory windows (siw). */
+void t_require_rmrs(struct t_pair *p);
+
 static inline DAT_DTO_COOKIE t_cookie(uint64_t v)
 {
 	DAT_DTO_COOKIE c;

@@ -240,8 +240,7 @@ Test(dat_ep, connect_pdata_disconnect_reset_reconnect)
 	cr_assert_eq(state_of(p.ep[0]), DAT_EP_STATE_ACTIVE_CONNECTION_PENDING);
 	cr = next_cr(p.cr_evd, p.psp);
 	T_OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &crp));
-	cr_assert_eq(crp.private_data_size, 48);
-	cr_assert_arr_eq(crp.private_data, pd, 48);
+	t_pdata_check(&p.t, crp.private_data, crp.private_data_size, pd, 48);
 	cr_assert_not_null(crp.remote_ia_address_ptr);
 	cr_assert_null(crp.local_ep_handle);
 	for (i = 0; i < 48; i++)
@@ -254,9 +253,9 @@ Test(dat_ep, connect_pdata_disconnect_reset_reconnect)
 	      DAT_INVALID_HANDLE_EP);
 	T_OK(dat_cr_accept(cr, p.ep[1], 48, back));
 	ev = t_wait(p.conn[0], DAT_CONNECTION_EVENT_ESTABLISHED);
-	cr_assert_eq(ev.event_data.connect_event_data.private_data_size, 48);
-	cr_assert_arr_eq(ev.event_data.connect_event_data.private_data, back,
-			 48);
+	t_pdata_check(&p.t, ev.event_data.connect_event_data.private_data,
+		      ev.event_data.connect_event_data.private_data_size, back,
+		      48);
 	t_wait(p.conn[1], DAT_CONNECTION_EVENT_ESTABLISHED);
 	T_OK(dat_ep_query(p.ep[0], DAT_EP_FIELD_ALL, &ep0));
 	T_OK(dat_ep_query(p.ep[1], DAT_EP_FIELD_ALL, &ep1));
@@ -355,9 +354,9 @@ Test(dat_ep, reject_with_pdata_and_nobody_listening)
 	      DAT_INVALID_ARG2);
 	T_OK(dat_cr_reject(cr, (DAT_COUNT)sizeof(why), why));
 	ev = t_wait(p.conn[0], DAT_CONNECTION_EVENT_PEER_REJECTED);
-	cr_assert_eq(ev.event_data.connect_event_data.private_data_size,
-		     (DAT_COUNT)sizeof(why));
-	cr_assert_str_eq(ev.event_data.connect_event_data.private_data, why);
+	t_pdata_check(&p.t, ev.event_data.connect_event_data.private_data,
+		      ev.event_data.connect_event_data.private_data_size, why,
+		      (DAT_COUNT)sizeof(why));
 	cr_assert_eq(state_of(p.ep[0]), DAT_EP_STATE_DISCONNECTED);
 	T_ERR(dat_cr_reject(NULL, 0, NULL), DAT_INVALID_HANDLE,
 	      DAT_INVALID_HANDLE_CR);

@@ -16,17 +16,6 @@ static DAT_IB_EXTENSION_EVENT_DATA *ext_of(DAT_EVENT *ev)
 	return (DAT_IB_EXTENSION_EVENT_DATA *)ev->event_extension_data;
 }
 
-static bool pattr_true(const DAT_PROVIDER_ATTR *a, const char *name)
-{
-	int i;
-
-	for (i = 0; i < a->num_provider_specific_attr; i++)
-		if (!strcmp(a->provider_specific_attr[i].name, name))
-			return !strcmp(a->provider_specific_attr[i].value,
-				       "TRUE");
-	return false;
-}
-
 static DAT_EVENT ext_wait(DAT_EVD_HANDLE evd)
 {
 	DAT_EVENT ev;
@@ -46,7 +35,7 @@ Test(dat_ext, atomics)
 	struct t_pair p;
 
 	t_pair_setup(&p, NULL);
-	if (!pattr_true(&p.t.pattr, DAT_IB_ATTR_FETCH_AND_ADD)) {
+	if (!t_pattr_true(&p.t, DAT_IB_ATTR_FETCH_AND_ADD)) {
 		t_pair_teardown(&p);
 		cr_skip_test("%s has no atomics", t_iface());
 	}
@@ -101,12 +90,21 @@ Test(dat_ext, rdma_write_immed)
 
 	t_pair_setup(&p, NULL);
 	t_pair_connect(&p);
-	rcv = t_seg(&p.mem[1], 0, 16);
-	T_OK(dat_ep_post_recv(p.ep[1], 1, &rcv, t_cookie(50),
-			      DAT_COMPLETION_DEFAULT_FLAG));
 	strcpy(p.mem[0].buf, "with immediate");
 	l = t_seg(&p.mem[0], 0, 15);
 	r = t_rseg(&p.mem[1], 1000, 15);
+	if (!t_pattr_true(&p.t, DAT_IB_ATTR_IMMED_DATA)) {
+		/* iWARP has none: refused as such, not as malformed */
+		T_ERR(dat_ib_post_rdma_write_immed(p.ep[0], 1, &l, t_cookie(51),
+						   &r, 1,
+						   DAT_COMPLETION_DEFAULT_FLAG),
+		      DAT_MODEL_NOT_SUPPORTED, -1);
+		t_pair_teardown(&p);
+		cr_skip_test("%s has no immediate data", t_iface());
+	}
+	rcv = t_seg(&p.mem[1], 0, 16);
+	T_OK(dat_ep_post_recv(p.ep[1], 1, &rcv, t_cookie(50),
+			      DAT_COMPLETION_DEFAULT_FLAG));
 	T_OK(dat_ib_post_rdma_write_immed(p.ep[0], 1, &l, t_cookie(51), &r,
 					  0x12345678,
 					  DAT_COMPLETION_DEFAULT_FLAG));
@@ -212,7 +210,7 @@ Test(dat_ext, ud_endpoints)
 	int i;
 
 	t_pair_setup(&p, NULL);
-	if (!pattr_true(&p.t.pattr, DAT_IB_ATTR_UD)) {
+	if (!t_pattr_true(&p.t, DAT_IB_ATTR_UD)) {
 		t_pair_teardown(&p);
 		cr_skip_test("%s has no UD", t_iface());
 	}

@@ -488,7 +488,7 @@ Test(dat_ia, consumer_context_and_handle_type)
 	DAT_CNO_HANDLE cno;
 	DAT_SRQ_ATTR sattr = { 4, 1, 0 };
 	DAT_SRQ_HANDLE srq;
-	DAT_RMR_HANDLE rmr;
+	DAT_RMR_HANDLE rmr = NULL;
 	struct {
 		DAT_HANDLE h;
 		DAT_HANDLE_TYPE type;
@@ -498,11 +498,14 @@ Test(dat_ia, consumer_context_and_handle_type)
 	t_pair_setup(&p, NULL);
 	T_OK(dat_cno_create(p.t.ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &cno));
 	T_OK(dat_srq_create(p.t.ia, p.t.pz, &sattr, &srq));
-	T_OK(dat_rmr_create(p.t.pz, &rmr));
 	all[n].h = p.t.ia, all[n++].type = DAT_HANDLE_TYPE_IA;
 	all[n].h = p.t.pz, all[n++].type = DAT_HANDLE_TYPE_PZ;
 	all[n].h = p.mem[0].lmr, all[n++].type = DAT_HANDLE_TYPE_LMR;
-	all[n].h = rmr, all[n++].type = DAT_HANDLE_TYPE_RMR;
+	/* an interface without windows (siw) has no RMRs */
+	if (p.t.attr.max_rmrs > 0) {
+		T_OK(dat_rmr_create(p.t.pz, &rmr));
+		all[n].h = rmr, all[n++].type = DAT_HANDLE_TYPE_RMR;
+	}
 	all[n].h = p.req[0], all[n++].type = DAT_HANDLE_TYPE_EVD;
 	all[n].h = cno, all[n++].type = DAT_HANDLE_TYPE_CNO;
 	all[n].h = p.ep[0], all[n++].type = DAT_HANDLE_TYPE_EP;
@@ -522,7 +525,8 @@ Test(dat_ia, consumer_context_and_handle_type)
 	T_ERR(dat_get_consumer_context(p.ep[0], NULL), DAT_INVALID_PARAMETER,
 	      DAT_INVALID_ARG2);
 	T_ERR(dat_set_consumer_context(NULL, ctx), DAT_INVALID_HANDLE, -1);
-	T_OK(dat_rmr_free(rmr));
+	if (rmr)
+		T_OK(dat_rmr_free(rmr));
 	T_OK(dat_srq_free(srq));
 	T_OK(dat_cno_free(cno));
 	t_pair_teardown(&p);

@@ -90,7 +90,8 @@ Test(dat_lmr, shared_and_zero_based)
 	DAT_LMR_HANDLE lmr;
 	DAT_VADDR addr;
 	struct t_ia t;
-	char *buf = malloc(4096);
+	/* page-aligned: a zero-based region must be, on verbs */
+	char *buf = aligned_alloc(4096, 4096);
 
 	t_ia_open(&t);
 	region.for_shared_memory.virtual_address = buf;
@@ -194,6 +195,7 @@ Test(dat_rmr, bind_write_through_window_unbind)
 	struct t_pair p;
 
 	t_pair_setup(&p, NULL);
+	t_require_rmrs(&p);
 	t_pair_connect(&p);
 	T_OK(dat_rmr_create(p.t.pz, &rmr));
 	T_OK(dat_rmr_query(rmr, DAT_RMR_FIELD_ALL, &param));
@@ -250,6 +252,7 @@ Test(dat_rmr, bind_errors_and_unbind)
 	struct t_pair p;
 
 	t_pair_setup(&p, NULL);
+	t_require_rmrs(&p);
 	T_OK(dat_rmr_create(p.t.pz, &rmr));
 	lseg = t_seg(&p.mem[1], 0, 64);
 	/* not connected yet */

@@ -44,7 +44,7 @@ export VERBS_VM_BUDGET=$budget
 export VMLAB_TIMEOUT=$deadline
 export VMLAB_PASSENV="${VMLAB_PASSENV:-} VERBS_VM_INTERFACES VERBS_VM_MODES \
 VERBS_VM_FILTER VERBS_VM_BUDGET VERBS_VM_TIMEOUT VERBS_VM_CONFORMANCE \
-VERBS_VM_ITAPI"
+VERBS_VM_ITAPI VERBS_VM_DAT"
 # the guest's output, also kept here (the guest has no /dev/fd for tee)
 log=vmlab-verbs.log
 "$scripts/run-guest.sh" "$here/run-vmlab.sh" 2>&1 | tee "$log"

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only OR MIT
 #
 # Runs in the vmlab guest, from the build directory (make check-vmlab):
-# the verbs transport's device tests and the conformance suite on each
-# interface, the interfaces side by side (their devices are independent),
+# the verbs transport's device tests, the conformance suite and the
+# IT-API and DAT tests on each interface, the interfaces side by side (their devices are independent),
 # each one's output shown whole once it is done, then a summary with
 # Criterion's synthesis of every program.  Exit status 0 when all passed.
 #
@@ -18,6 +18,8 @@
 #   VERBS_VM_ITAPI        Criterion --filter pattern of the IT-API tests
 #                         run too (default: all but those below that do not
 #                         pass on the interface's device yet)
+#   VERBS_VM_DAT          DAT test programs run too, by the name after
+#                         tests/dat/test_api_ (default: all of them)
 set -u
 # IT-API tests that do not pass on a device yet, with what is known.
 # rxe: a write refused by the target raises no event there (rxe's
@@ -60,7 +62,7 @@ run() {
 
 # one interface: the device tests, then the suite in each mode
 interface() {
-	local ifc=$1 status=0 mode known
+	local ifc=$1 status=0 mode known prog
 	export OPENRDMA_TEST_INTERFACE=$ifc
 	run "$ifc device tests" ./tests/transports/verbs/test_verbs_device \
 		--jobs 1 "${filter[@]}" || status=1
@@ -80,6 +82,10 @@ interface() {
 	[ -n "$known" ] && known="!($known)"
 	run "$ifc IT-API" ./tests/itapi/test_api --jobs 1 \
 		--filter "${VERBS_VM_ITAPI:-${known:-*/*}}" || status=1
+	for prog in ${VERBS_VM_DAT:-ia mem evd ep post srq ext handle}; do
+		run "$ifc DAT $prog" ./tests/dat/test_api_"$prog" --jobs 1 ||
+			status=1
+	done
 	return $status
 }
 

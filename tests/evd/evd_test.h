@@ -132,6 +132,22 @@ static inline int t_process_threads(void)
  * kernel lists an exited thread until it has released it, a moment after
  * pthread_join() returns): want, or whatever is there after ms.
  */
+static inline void *t_nothing(void *arg)
+{
+	return arg;
+}
+
+/* The process's threads, once a sanitizer's runtime has started its own
+ * (it does with the first pthread_create()). */
+static inline int t_process_threads_base(void)
+{
+	pthread_t t;
+
+	if (!pthread_create(&t, NULL, t_nothing, NULL))
+		pthread_join(t, NULL);
+	return t_process_threads();
+}
+
 static inline int t_process_threads_settle(int want, unsigned int ms)
 {
 	unsigned int i;

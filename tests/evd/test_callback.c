@@ -447,7 +447,7 @@ Test(evd_callback, detach_from_inside_the_callback)
 {
 	struct core_evd *evd = t_sevd(8, 0);
 	struct slow s = { .self_detach = true };
-	int before = t_process_threads();
+	int before = t_process_threads_base();
 
 	core_evd_callback_attach(evd, slow_cb, &s, 0);
 	t_post(evd, 0, 0);
@@ -477,6 +477,7 @@ Test(evd_callback, free_from_inside_the_callback)
 		t_sleep_ms(1);
 	cr_assert_eq(s.detach_ret, 0);
 	cr_assert_eq(t_engine_threads_settle(2000), 0);
+	core_evd_reap();
 }
 
 /* ------------------------------------------------------------ callbacks calling the engine */

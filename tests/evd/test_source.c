@@ -149,7 +149,7 @@ Test(evd_source, unwatch_from_its_own_handler)
 {
 	struct core_evd *evd = t_sevd(8, 0);
 	struct core_disp_watch *w;
-	int before = t_process_threads();
+	int before = t_process_threads_base();
 	struct fake f;
 
 	fake_init(&f, evd);

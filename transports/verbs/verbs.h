@@ -89,6 +89,9 @@ struct verbs_ctx {
 	 */
 	pthread_mutex_t cm_lock;
 	struct verbs_qp *qps; /* for CQ_ERR: the QPs of the CQ go to ERR */
+	/* threads destroying withdrawn iWARP requests (verbs_cm.c) */
+	pthread_t *destroyers;
+	unsigned int num_destroyers;
 	/* progress thread */
 	int epfd;
 	int wake_fd;
@@ -411,6 +414,8 @@ int verbs_cm_id_create(struct openrdma_context *ctx,
 		       enum openrdma_port_space ps,
 		       struct openrdma_cm_id **id_out);
 int verbs_cm_id_destroy(struct openrdma_cm_id *id);
+/* Joins the threads that destroy withdrawn iWARP requests. */
+void verbs_cm_destroyers_join(struct verbs_ctx *vctx);
 int verbs_cm_listen(struct openrdma_cm_id *id, const struct sockaddr *addr,
 		    int backlog);
 int verbs_cm_connect(struct openrdma_cm_id *id, struct openrdma_qp *qp,

@@ -16,6 +16,8 @@
  * is librdmacm's, adopted when the request arrives.
  */
 #include <endian.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utlist.h>
@@ -51,13 +53,70 @@ void verbs_cm_request_done(struct verbs_cm_id *vid)
 	vid->listener = NULL;
 }
 
+static void *destroyer_main(void *arg)
+{
+	struct verbs_cm_id *vid = arg;
+
+	if (rdma_destroy_id(vid->cmid))
+		openrdma_warn("verbs", "rdma_destroy_id: %s", strerror(errno));
+	free(vid);
+	return NULL;
+}
+
+/*
+ * siw's rdma_destroy_id() of an id whose MPA request is unanswered waits
+ * for the request to time out (10 s): a withdrawn request is destroyed
+ * on a thread of its own, which the context's close joins (the progress
+ * thread acknowledges the id's events meanwhile).  cm_lock held; false
+ * when no thread could start, and the caller destroys it itself.
+ */
+static bool destroy_behind(struct verbs_ctx *vctx, struct verbs_cm_id *vid)
+{
+	pthread_t *tids, tid;
+	unsigned int i, n = 0;
+	sigset_t all, old;
+	int ret;
+
+	/* the ones done by now are joined on the way */
+	for (i = 0; i < vctx->num_destroyers; i++)
+		if (pthread_tryjoin_np(vctx->destroyers[i], NULL))
+			vctx->destroyers[n++] = vctx->destroyers[i];
+	vctx->num_destroyers = n;
+	tids = realloc(vctx->destroyers, (n + 1) * sizeof(*tids));
+	if (!tids)
+		return false;
+	vctx->destroyers = tids;
+	/* application signals are not for our threads */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&tid, NULL, destroyer_main, vid);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret)
+		return false;
+	tids[vctx->num_destroyers++] = tid;
+	return true;
+}
+
+void verbs_cm_destroyers_join(struct verbs_ctx *vctx)
+{
+	unsigned int i;
+
+	for (i = 0; i < vctx->num_destroyers; i++)
+		pthread_join(vctx->destroyers[i], NULL);
+	free(vctx->destroyers);
+	vctx->destroyers = NULL;
+	vctx->num_destroyers = 0;
+}
+
 int verbs_cm_id_destroy(struct openrdma_cm_id *id)
 {
 	struct verbs_cm_id *vid = to_verbs_cm_id(id), *r;
 	struct verbs_ctx *vctx = vid->vctx;
 	struct verbs_qp *vqp;
+	bool behind;
 
 	pthread_mutex_lock(&vctx->cm_lock);
+	behind = vctx->iwarp && vid->cmid && vid->state == VERBS_CM_CONNECTING;
 	/* a request arriving meanwhile finds no listener to count on */
 	vid->state = VERBS_CM_DESTROYING;
 	verbs_cm_request_done(vid);
@@ -71,7 +130,10 @@ int verbs_cm_id_destroy(struct openrdma_cm_id *id)
 		if (vqp->cmid == vid->cmid)
 			vqp->cmid = NULL;
 	}
+	behind = behind && destroy_behind(vctx, vid);
 	pthread_mutex_unlock(&vctx->cm_lock);
+	if (behind)
+		return 0;
 
 	/* Unlocked: waits for the progress thread to ack the id's events. */
 	if (vid->cmid && rdma_destroy_id(vid->cmid))

@@ -231,7 +231,9 @@ void verbs_context_close(struct openrdma_context *ctx)
 {
 	struct verbs_ctx *vctx = to_verbs_ctx(ctx);
 
-	/* First: the thread reports into the core until it stops. */
+	/* Their ids' events need the progress thread until they are gone. */
+	verbs_cm_destroyers_join(vctx);
+	/* Then: the thread reports into the core until it stops. */
 	verbs_progress_stop(vctx);
 	if (vctx->reg_cache)
 		verbs_reg_cache_destroy(vctx->reg_cache);

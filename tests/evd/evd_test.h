@@ -8,7 +8,10 @@
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/evd/evd.h"
 
@@ -134,17 +137,28 @@ static inline int t_process_threads(void)
  */
 static inline void *t_nothing(void *arg)
 {
-	return arg;
+	*(pid_t *)arg = (pid_t)syscall(SYS_gettid);
+	return NULL;
 }
 
-/* The process's threads, once a sanitizer's runtime has started its own
- * (it does with the first pthread_create()). */
+/*
+ * The process's threads, once a sanitizer's runtime has started its own
+ * (it does with the first thread made) and that first thread has gone: a
+ * joined thread stays listed for a moment after pthread_join() returns.
+ */
 static inline int t_process_threads_base(void)
 {
+	char path[64];
+	pid_t tid = 0;
 	pthread_t t;
+	int i;
 
-	if (!pthread_create(&t, NULL, t_nothing, NULL))
-		pthread_join(t, NULL);
+	if (pthread_create(&t, NULL, t_nothing, &tid))
+		return t_process_threads();
+	pthread_join(t, NULL);
+	snprintf(path, sizeof(path), "/proc/self/task/%d", (int)tid);
+	for (i = 0; i < 2000 && !access(path, F_OK); i++)
+		t_sleep_ms(1);
 	return t_process_threads();
 }
 

@@ -462,7 +462,7 @@ Test(evd_callback, detach_from_inside_the_callback)
 	 * its threads wait to be joined, not left detached */
 	cr_assert_eq(t_engine_threads_settle(2000), 0);
 	core_evd_reap();
-	cr_assert_eq(t_process_threads(), before, "joined");
+	cr_assert_eq(t_process_threads_settle(before, 2000), before, "joined");
 	core_evd_free(evd);
 }
 

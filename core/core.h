@@ -123,6 +123,21 @@ static inline int core_mr_access_fit(const struct openrdma_device_attr *dev,
 	return access;
 }
 
+/* A UD QP in INIT needs no peer: RTR, then RTS (inline, as above). */
+static inline int core_qp_ud_ready(struct openrdma_qp *qp)
+{
+	struct openrdma_qp_attr attr = { .qp_state = OPENRDMA_QPS_RTR };
+	int ret;
+
+	ret = openrdma_qp_modify(qp, &attr, OPENRDMA_QP_STATE);
+	if (ret)
+		return ret;
+	attr.qp_state = OPENRDMA_QPS_RTS;
+	attr.sq_psn = 0;
+	return openrdma_qp_modify(qp, &attr,
+				  OPENRDMA_QP_STATE | OPENRDMA_QP_SQ_PSN);
+}
+
 /* Both objects belong to the same context. */
 int core_same_ctx(const struct openrdma_obj *a, const struct openrdma_obj *b,
 		  const char *fn, const char *arg);

@@ -18,6 +18,7 @@
 
 #include "api/dat/provider.h"
 #include "api/dat/slots.h"
+#include "core/core.h"
 
 #define EP_DEFAULT_DTOS 64
 #define EP_DEFAULT_IOV 4
@@ -202,15 +203,7 @@ static int qp_init_state(struct datp_ep *ep)
 	ret = openrdma_qp_modify(ep->qp, &attr, mask);
 	if (ret || ep->kind != DATP_EP_UD)
 		return ret;
-	/* a UD QP needs no peer: ready to send at once */
-	attr.qp_state = OPENRDMA_QPS_RTR;
-	ret = openrdma_qp_modify(ep->qp, &attr, OPENRDMA_QP_STATE);
-	if (ret)
-		return ret;
-	attr.qp_state = OPENRDMA_QPS_RTS;
-	attr.sq_psn = 0;
-	return openrdma_qp_modify(ep->qp, &attr,
-				  OPENRDMA_QP_STATE | OPENRDMA_QP_SQ_PSN);
+	return core_qp_ud_ready(ep->qp);
 }
 
 static void ep_qp_forget(struct datp_ep *ep)

@@ -14,6 +14,7 @@
 #include <openrdma/param.h>
 
 #include "api/itapi/itapi.h"
+#include "core/core.h"
 #include "core/export.h"
 
 #define RC_FLAGS (IT_EP_NO_FLAG | IT_EP_REUSEADDR | IT_EP_SRQ)
@@ -349,14 +350,7 @@ int itapi_ep_qp_init(struct itapi_ep *ep)
 					 OPENRDMA_QP_PORT | OPENRDMA_QP_QKEY);
 	if (ret)
 		return ret;
-	attr.qp_state = OPENRDMA_QPS_RTR;
-	ret = openrdma_qp_modify(ep->qp, &attr, OPENRDMA_QP_STATE);
-	if (ret)
-		return ret;
-	attr.qp_state = OPENRDMA_QPS_RTS;
-	attr.sq_psn = 0;
-	return openrdma_qp_modify(ep->qp, &attr,
-				  OPENRDMA_QP_STATE | OPENRDMA_QP_SQ_PSN);
+	return core_qp_ud_ready(ep->qp);
 }
 
 static void ep_users(struct itapi_ep *ep, bool get)

@@ -8,7 +8,7 @@
 # Criterion's synthesis of every program.  Exit status 0 when all passed.
 #
 #   VERBS_VM_INTERFACES   interfaces to test (default: rxe0-1 siw0-1)
-#   VERBS_VM_MODES        conformance peer modes (default: local; also process)
+#   VERBS_VM_MODES        conformance peer modes (default: local process)
 #   VERBS_VM_FILTER       Criterion --filter pattern for both programs
 #   VERBS_VM_TIMEOUT      seconds allowed to each program (default 600)
 #   VERBS_VM_BUDGET       seconds for the whole run (default none): each
@@ -27,7 +27,7 @@ set -u
 itapi_known_rxe='itapi_dto/rdma_write_bad_key'
 itapi_known_siw=
 interfaces=${VERBS_VM_INTERFACES:-rxe0-1 siw0-1}
-modes=${VERBS_VM_MODES:-local}
+modes=${VERBS_VM_MODES:-local process}
 conformance=${VERBS_VM_CONFORMANCE:-./tests/conformance/conformance}
 filter=()
 [ -n "${VERBS_VM_FILTER:-}" ] && filter=(--filter "$VERBS_VM_FILTER")

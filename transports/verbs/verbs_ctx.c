@@ -3,7 +3,9 @@
  * Contexts: opening the interface's device port, closing it, and the
  * device, port and GID queries.
  */
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,10 +134,36 @@ static int fd_nonblock(int fd)
 	return 0;
 }
 
+static void libs_pin_once(void)
+{
+	static const char *const libs[] = { "librdmacm.so.1",
+					    "libibverbs.so.1" };
+	size_t i;
+
+	for (i = 0; i < sizeof(libs) / sizeof(libs[0]); i++)
+		if (!dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE))
+			openrdma_dbg("verbs", "%s not pinned: %s", libs[i],
+				     dlerror());
+}
+
+/*
+ * librdmacm opens every device once per process and never closes them,
+ * and keeps libibverbs' device list: unloaded with libopenrdma (libdat2
+ * unloads its provider after the last IA is closed), they would lose that
+ * state, and leak it, at each load.  The first context pins both.
+ */
+static void libs_pin(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, libs_pin_once);
+}
+
 static int channels_create(struct verbs_ctx *vctx)
 {
 	int ret;
 
+	libs_pin();
 	vctx->comp_ch = ibv_create_comp_channel(vctx->ibctx);
 	if (!vctx->comp_ch)
 		return verbs_errno();

@@ -300,7 +300,7 @@ err_sq:
 }
 
 /*
- * A device that cannot return a QP to RESET (siw: openrdma_verbs(7))
+ * A device that cannot return a QP to RESET (siw: openrdma_verbs_transport(7))
  * resets an RC EP by a new QP of the same size, in RESET, under a new
  * number; the old one's queued completions no longer find the EP.
  */

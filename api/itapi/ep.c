@@ -292,7 +292,7 @@ static void ep_tables_del(struct itapi_ep *ep)
 }
 
 /*
- * A device that cannot return a QP to RESET (siw: openrdma_verbs(7))
+ * A device that cannot return a QP to RESET (siw: openrdma_verbs_transport(7))
  * resets an RC endpoint by a new QP of the same size, in RESET, under a
  * new number: completions of the old one that are still queued no longer
  * find the endpoint and are dropped, as a reset drops its requests.

@@ -295,7 +295,8 @@ int core_evd_engine_threads(void);
 /*
  * Joins the engine threads that stopped themselves (reap.c); does nothing
  * in an engine thread.  The caller holds no lock of the library's.
+ * Returns how many it joined.
  */
-void core_evd_reap(void);
+unsigned int core_evd_reap(void);
 
 #endif /* CORE_EVD_EVD_H */

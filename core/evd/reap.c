@@ -49,13 +49,13 @@ void core_evd_reap_add(pthread_t tid)
 	pthread_mutex_unlock(&reap.lock);
 }
 
-void core_evd_reap(void)
+unsigned int core_evd_reap(void)
 {
 	pthread_t *tids;
 	size_t i, n;
 
 	if (engine_self)
-		return;
+		return 0;
 	pthread_mutex_lock(&reap.lock);
 	tids = reap.tids;
 	n = reap.num;
@@ -65,4 +65,5 @@ void core_evd_reap(void)
 	for (i = 0; i < n; i++)
 		pthread_join(tids[i], NULL);
 	free(tids);
+	return (unsigned int)n;
 }

@@ -461,7 +461,8 @@ Test(evd_callback, detach_from_inside_the_callback)
 	/* the last callback went from a worker: the pool still stops, and
 	 * its threads wait to be joined, not left detached */
 	cr_assert_eq(t_engine_threads_settle(2000), 0);
-	core_evd_reap();
+	cr_assert_gt(core_evd_reap(), 0, "the workers were left detached");
+	cr_assert_eq(core_evd_reap(), 0, "joined twice");
 	cr_assert_eq(t_process_threads_settle(before, 2000), before, "joined");
 	core_evd_free(evd);
 }
@@ -477,7 +478,7 @@ Test(evd_callback, free_from_inside_the_callback)
 		t_sleep_ms(1);
 	cr_assert_eq(s.detach_ret, 0);
 	cr_assert_eq(t_engine_threads_settle(2000), 0);
-	core_evd_reap();
+	cr_assert_gt(core_evd_reap(), 0, "the workers were left detached");
 }
 
 /* ------------------------------------------------------------ callbacks calling the engine */

@@ -286,6 +286,19 @@ static enum openrdma_wc_status map_req(struct sw_pipe *p, struct sw_send_wqe *w,
 	return OPENRDMA_WC_SUCCESS;
 }
 
+bool sw_pipe_next_inline(struct sw_pipe *p)
+{
+	struct sw_pipe_slot *s;
+
+	if (p->sent == pipe_sq(p)->tail)
+		return true;
+	/* sw_pipe_next() steps over a finished one to the request after */
+	s = slot_of(p, p->sent);
+	if (s->psn == p->sent && s->done)
+		return false;
+	return wqe_of(p, p->sent)->is_inline;
+}
+
 int sw_pipe_next(struct sw_pipe *p, struct sw_pipe_pass *pass,
 		 struct sw_pipe_req *req)
 {

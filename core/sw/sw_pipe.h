@@ -124,6 +124,14 @@ static inline bool sw_pipe_all_sent(const struct sw_pipe *p)
 }
 
 /*
+ * Whether the next sw_pipe_next() maps no memory key (in a pass): the
+ * request it would return carries its payload inline, or there is none.
+ * A transport that guards registered memory around its transmitter needs
+ * no guard for such a request.
+ */
+bool sw_pipe_next_inline(struct sw_pipe *p);
+
+/*
  * Whether requests wait to be sent, without the queue's lock: false only
  * if none did when the last post or pass ended.  A transport that sees
  * false after an answer need not write: a later post writes for itself.

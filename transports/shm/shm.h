@@ -163,7 +163,8 @@ struct shm_peer {
 /*
  * Sections that touch registered memory (our SQ's work, the receive side)
  * against deregistration: two reader counts, and a deregistration flips
- * the epoch and waits for the old one's readers, as RCU does.
+ * the epoch and waits for the old one's readers, as RCU does.  Entering
+ * never waits, so a section may begin under a queue's lock.
  */
 struct shm_epoch {
 	_Atomic uint32_t epoch;

@@ -258,7 +258,10 @@ static void lost_arm(struct shm_qp *qp, bool unacked, uint32_t acked)
 {
 	uint64_t budget;
 
-	if (!unacked || atomic_exchange(&qp->lost_armed, true))
+	/* armed for a second at least: look before the locked exchange */
+	if (!unacked ||
+	    atomic_load_explicit(&qp->lost_armed, memory_order_relaxed) ||
+	    atomic_exchange(&qp->lost_armed, true))
 		return;
 	budget = lost_budget(qp);
 	if (!budget) {
@@ -313,10 +316,11 @@ static void pump(struct shm_qp *qp, struct shm_conn *conn)
 	bool sent = false, only, unacked = false, known = false, last = false;
 	uint64_t deadline;
 	uint32_t acked = 0;
-	int r, status;
+	int r, status, ep = -1;
 
 	if (conn->stream.on) {
 		sent = true;
+		ep = shm_epoch_enter(&qp->ctx->epoch);
 		if (!stream_more(conn))
 			goto out;
 	}
@@ -324,6 +328,10 @@ static void pump(struct shm_qp *qp, struct shm_conn *conn)
 	 * last request posted, none is taken just for it */
 	while (!last && room(conn)) {
 		sw_pipe_begin(p, &pass);
+		/* a request whose keys we map copies registered memory: the
+		 * guard first (an inline payload is the queue's copy) */
+		if (ep < 0 && !sw_pipe_next_inline(p))
+			ep = shm_epoch_enter(&qp->ctx->epoch);
 		r = sw_pipe_unacked(p) >= cap ? SW_PIPE_BLOCKED :
 						sw_pipe_next(p, &pass, &req);
 		only = sw_pipe_unacked(p) == 1;
@@ -357,6 +365,8 @@ static void pump(struct shm_qp *qp, struct shm_conn *conn)
 		}
 	}
 out:
+	if (ep >= 0)
+		shm_epoch_exit(&qp->ctx->epoch, ep);
 	if (sent)
 		shm_peer_kick(conn->peer);
 	if (!known) {
@@ -392,7 +402,6 @@ static void tx_once(struct shm_qp *qp)
 {
 	struct shm_conn *conn;
 	uint32_t dest;
-	int ep;
 
 	conn = tx_conn(qp);
 	if (!conn && atomic_load(&qp->av_local)) {
@@ -407,10 +416,7 @@ static void tx_once(struct shm_qp *qp)
 			shm_tx_lost(qp, OPENRDMA_WC_RETRY_EXC_ERR, -1);
 		return;
 	}
-	/* our copies read and write registered memory */
-	ep = shm_epoch_enter(&qp->ctx->epoch);
 	pump(qp, conn);
-	shm_epoch_exit(&qp->ctx->epoch, ep);
 }
 
 void shm_tx(struct shm_qp *qp)

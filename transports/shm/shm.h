@@ -109,10 +109,15 @@ enum shm_slot_kind {
 	SHM_SLOT_LINK,
 };
 
-/* A receive-side slot: a ring some thread drains, one at a time. */
+/*
+ * A receive-side slot: a ring some thread drains, one at a time.  seq is
+ * odd while a thread drains it (one step at the take, one at the release):
+ * a deregistration waits for the drains under way (shm_slots_wait()), so
+ * a drain needs no other guard for the memory it writes.
+ */
 struct shm_slot {
 	_Atomic int kind; /* enum shm_slot_kind */
-	_Atomic bool busy;
+	_Atomic uint32_t seq;
 	void *obj;
 };
 
@@ -482,6 +487,13 @@ void shm_watch_del(struct shm_ctx *sctx, struct shm_watch *w);
 int shm_slot_add(struct shm_ctx *sctx, enum shm_slot_kind kind, void *obj);
 /* Deactivates a slot and waits for the thread draining it. */
 void shm_slot_del(struct shm_ctx *sctx, int slot);
+/* Takes a slot to drain it, unless another thread does; then releases it. */
+bool shm_slot_take(struct shm_slot *s);
+void shm_slot_release(struct shm_slot *s);
+/* Returns once every drain under way at the call has ended.  Call after
+ * the epoch moved on (shm_mem.c): a drain that begins later sees what
+ * changed before. */
+void shm_slots_wait(struct shm_ctx *sctx);
 /* One pass over the receive side; returns the messages handled. */
 int shm_prog_pass(struct shm_ctx *sctx);
 /* An application thread's pass (polling an empty CQ). */

@@ -101,16 +101,16 @@ static void ack_now(struct shm_conn *conn)
  */
 static void conn_settle(struct shm_conn *conn)
 {
-	atomic_bool *busy;
+	struct shm_slot *s;
 
 	if (conn->slot < 0)
 		return;
-	busy = &conn->ctx->prog.slots[conn->slot].busy;
-	while (atomic_exchange(busy, true))
+	s = &conn->ctx->prog.slots[conn->slot];
+	while (!shm_slot_take(s))
 		sched_yield();
 	if (conn->ack_due && !atomic_load(&conn->dead))
 		ack_now(conn);
-	atomic_store_explicit(busy, false, memory_order_release);
+	shm_slot_release(s);
 }
 
 void shm_conn_rx_settle(struct shm_qp *qp)

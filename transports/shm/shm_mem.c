@@ -13,9 +13,11 @@
 #define REMOTE_RIGHTS \
 	(OPENRDMA_ACCESS_REMOTE_WRITE | OPENRDMA_ACCESS_REMOTE_READ)
 
-/* Returns once every memory section that began before has ended. */
-static void epoch_wait(struct shm_epoch *e)
+/* Returns once every memory section and every drain of a receive slot
+ * that began before has ended. */
+static void epoch_wait(struct shm_ctx *sctx)
 {
+	struct shm_epoch *e = &sctx->epoch;
 	uint32_t v;
 
 	pthread_mutex_lock(&e->lock);
@@ -23,6 +25,7 @@ static void epoch_wait(struct shm_epoch *e)
 	while (atomic_load(&e->readers[v & 1]))
 		sched_yield();
 	pthread_mutex_unlock(&e->lock);
+	shm_slots_wait(sctx);
 }
 
 static struct sw_keymap *keymap(struct openrdma_context *ctx)
@@ -58,7 +61,7 @@ static void mr_change_end(struct openrdma_context *ctx,
 	/* a request that found the key before it changed may still copy
 	 * through the old translation: the application reuses the memory
 	 * once we return */
-	epoch_wait(&to_shm_ctx(ctx)->epoch);
+	epoch_wait(to_shm_ctx(ctx));
 	if (now)
 		mr_publish(ctx, now);
 }

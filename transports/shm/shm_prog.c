@@ -86,7 +86,7 @@ int shm_slot_add(struct shm_ctx *sctx, enum shm_slot_kind kind, void *obj)
 	hwm = atomic_load(&pg->hwm);
 	for (i = 0; i < hwm; i++)
 		if (atomic_load(&pg->slots[i].kind) == SHM_SLOT_FREE &&
-		    !atomic_load(&pg->slots[i].busy))
+		    !(atomic_load(&pg->slots[i].seq) & 1))
 			break;
 	if (i == SHM_MAX_SLOTS) {
 		pthread_mutex_unlock(&pg->lock);
@@ -100,6 +100,39 @@ int shm_slot_add(struct shm_ctx *sctx, enum shm_slot_kind kind, void *obj)
 	return (int)i;
 }
 
+bool shm_slot_take(struct shm_slot *s)
+{
+	uint32_t v = atomic_load_explicit(&s->seq, memory_order_relaxed);
+
+	return !(v & 1) && atomic_compare_exchange_strong(&s->seq, &v, v + 1);
+}
+
+void shm_slot_release(struct shm_slot *s)
+{
+	/* only the taker moves an odd seq */
+	uint32_t v = atomic_load_explicit(&s->seq, memory_order_relaxed);
+
+	atomic_store_explicit(&s->seq, v + 1, memory_order_release);
+}
+
+/* Returns once the drain of s under way, if any, has ended. */
+static void slot_wait(struct shm_slot *s)
+{
+	uint32_t v = atomic_load(&s->seq);
+
+	if (v & 1)
+		while (atomic_load(&s->seq) == v)
+			sched_yield();
+}
+
+void shm_slots_wait(struct shm_ctx *sctx)
+{
+	uint32_t i, hwm = atomic_load(&sctx->prog.hwm);
+
+	for (i = 0; i < hwm; i++)
+		slot_wait(&sctx->prog.slots[i]);
+}
+
 void shm_slot_del(struct shm_ctx *sctx, int slot)
 {
 	struct shm_slot *s = &sctx->prog.slots[slot];
@@ -107,9 +140,9 @@ void shm_slot_del(struct shm_ctx *sctx, int slot)
 	pthread_mutex_lock(&sctx->prog.lock);
 	atomic_store(&s->kind, SHM_SLOT_FREE);
 	pthread_mutex_unlock(&sctx->prog.lock);
-	/* a thread that saw it active before is still draining it */
-	while (atomic_load(&s->busy))
-		sched_yield();
+	/* a thread that saw it active before is still draining it; one
+	 * that takes it now finds it free */
+	slot_wait(s);
 }
 
 /* Whether a slot's rings have something, without taking them. */
@@ -132,7 +165,7 @@ static int pass(struct shm_ctx *sctx, bool thorough)
 	struct shm_prog *pg = &sctx->prog;
 	uint32_t i, hwm = atomic_load_explicit(&pg->hwm, memory_order_acquire);
 	struct shm_slot *s;
-	int n = 0, kind, ep = -1;
+	int n = 0, kind;
 
 	for (i = 0; i < hwm; i++) {
 		s = &pg->slots[i];
@@ -141,7 +174,7 @@ static int pass(struct shm_ctx *sctx, bool thorough)
 		if (kind == SHM_SLOT_FREE ||
 		    (!thorough && !slot_pending(kind, s->obj)))
 			continue;
-		if (atomic_exchange(&s->busy, true)) {
+		if (!shm_slot_take(s)) {
 			/* another thread drains it, and may have looked
 			 * before an element whose producer saw us awake:
 			 * not a pass to go to sleep on */
@@ -149,19 +182,21 @@ static int pass(struct shm_ctx *sctx, bool thorough)
 				n++;
 			continue;
 		}
-		/* deliveries write registered memory: deregistration waits */
-		if (ep < 0)
-			ep = shm_epoch_enter(&sctx->epoch);
+		/*
+		 * Deliveries write registered memory.  A deregistration moves
+		 * the epoch on, then waits for the drains under way: if this
+		 * load comes before its move, it sees our take; if after, we
+		 * see what it changed before (shm_slots_wait()).
+		 */
+		(void)atomic_load(&sctx->epoch.epoch);
 		/* checked again now that we hold it: see shm_slot_del() */
 		kind = atomic_load(&s->kind);
 		if (kind == SHM_SLOT_CONN)
 			n += shm_conn_rx(s->obj);
 		else if (kind == SHM_SLOT_LINK)
 			n += shm_link_rx(s->obj);
-		atomic_store_explicit(&s->busy, false, memory_order_release);
+		shm_slot_release(s);
 	}
-	if (ep >= 0)
-		shm_epoch_exit(&sctx->epoch, ep);
 	return n;
 }
 

@@ -4,7 +4,8 @@
  * does not go: a peer killed with SIGKILL (flushes, events, nothing left
  * behind), the ring-copy fallback (forced by shm.cma, or found at connect
  * time when cross-memory attach is refused), the permissions of the
- * segments, other users, blocking waits and busy polling.
+ * segments, other users, deregistration under a peer's writes,
+ * blocking waits and busy polling.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -400,6 +401,91 @@ Test(shm, killed_peer_flushes_and_reports)
 Test(shm, killed_peer_fails_next_request)
 {
 	kill_peer(false);
+}
+
+/* ------------------------------------------------------------------ */
+/* Deregistration under remote writes                                 */
+/* ------------------------------------------------------------------ */
+
+#define DEREG_LEN ST_RDMA
+
+/* The child: RDMA writes into the parent's buffer, one at a time, until
+ * the parent's deregistration refuses one. */
+static int writer_main(void *varg, uint16_t port, int ready_fd)
+{
+	struct openrdma_wc wc;
+	struct st_side s;
+	char ready = 'w';
+	uint64_t n;
+	int ret;
+
+	(void)varg;
+	if (st_open(&s, false))
+		return ST_EXIT_OPEN;
+	st_fill(s.buf, DEREG_LEN, seeds[3]);
+	if (st_connect(&s, port))
+		return ST_EXIT_CONNECT;
+	if (write(ready_fd, &ready, 1) != 1)
+		return ST_EXIT_SETUP;
+	for (n = 0; n < 10000000; n++) {
+		if (st_post(&s, OPENRDMA_WR_RDMA_WRITE, n, 0, DEREG_LEN, 0))
+			return ST_EXIT_DATA;
+		ret = st_poll(&s, &wc, ST_TIMEOUT_MS);
+		if (ret == OPENRDMA_WC_REM_ACCESS_ERR) {
+			st_close(&s);
+			return 0;
+		}
+		if (ret)
+			return ST_EXIT_DATA;
+	}
+	return ST_EXIT_DATA;
+}
+
+/*
+ * Once openrdma_mr_dereg() returned, no write of the peer reaches the
+ * memory: those under way finished before, the next fail with
+ * REM_ACCESS_ERR.  With cma the peer copies itself; without, this
+ * side's receive path executes them.
+ */
+static void dereg_under_writes(bool cma)
+{
+	struct st_child child;
+	struct st_side a;
+	long end;
+	int status;
+
+	st_child_start(&child, writer_main, NULL);
+	cr_assert_eq(st_open(&a, false), 0);
+	st_child_go(&child, st_listen(&a));
+	st_accept(&a);
+	cr_assert_eq(st_child_ready(&child), 'w');
+	cr_assert_eq(qp_cma(a.qp), cma);
+	/* the writes land: the child's pattern appears */
+	end = time(NULL) + 10;
+	while (!st_check(a.buf, DEREG_LEN, seeds[3]) && time(NULL) < end)
+		usleep(100);
+	cr_assert(st_check(a.buf, DEREG_LEN, seeds[3]), "no write arrived");
+	cr_assert_eq(openrdma_mr_dereg(a.mr), 0);
+	a.mr = NULL;
+	st_fill(a.buf, DEREG_LEN, seeds[0]);
+	status = st_child_wait(&child);
+	cr_assert_eq(status, 0, "the child failed (status %d)", status);
+	cr_assert(st_check(a.buf, DEREG_LEN, seeds[0]),
+		  "a write landed after the deregistration");
+	st_close(&a);
+}
+
+Test(shm, dereg_stops_peer_copies)
+{
+	if (strstr(fw_ver(), "ring copies"))
+		cr_skip_test("cross-memory attach is off here: %s", fw_ver());
+	dereg_under_writes(true);
+}
+
+Test(shm, dereg_stops_target_writes)
+{
+	cr_assert_eq(setenv("OPENRDMA_SHM_CMA", "no", 1), 0);
+	dereg_under_writes(false);
 }
 
 /* ------------------------------------------------------------------ */

@@ -73,6 +73,12 @@ static void *timer_thread(void *arg)
 		pthread_mutex_unlock(&t->lock);
 		e->fn(e);
 		pthread_mutex_lock(&t->lock);
+		/* what it re-armed does not run again: its canceller waits
+		 * for this call, and may free it next */
+		if (t->cancel == e && e->queued) {
+			DL_DELETE(t->list, e);
+			e->queued = false;
+		}
 		t->running = NULL;
 		pthread_cond_broadcast(&t->idle);
 	}
@@ -140,8 +146,12 @@ void sw_timer_cancel(struct sw_timer *t, struct sw_timer_entry *entry)
 		entry->queued = false;
 	}
 	/* an entry cancelling itself from its own call must not wait */
-	while (t->running == entry && t->started &&
-	       !pthread_equal(pthread_self(), t->thread))
-		pthread_cond_wait(&t->idle, &t->lock);
+	if (t->running == entry && t->started &&
+	    !pthread_equal(pthread_self(), t->thread)) {
+		t->cancel = entry;
+		while (t->running == entry)
+			pthread_cond_wait(&t->idle, &t->lock);
+		t->cancel = NULL;
+	}
 	pthread_mutex_unlock(&t->lock);
 }

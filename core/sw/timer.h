@@ -3,7 +3,8 @@
  * Deferred calls for a software device: one thread per timer, started on
  * first use, that runs each armed entry once its deadline has passed (RNR
  * retries).  Entries run without the timer's lock held, so they may re-arm
- * themselves; sw_timer_cancel() waits for a running entry to return.
+ * themselves; sw_timer_cancel() waits for a running entry to return and
+ * disarms what it re-armed.
  */
 #ifndef CORE_SW_TIMER_H
 #define CORE_SW_TIMER_H
@@ -28,6 +29,7 @@ struct sw_timer {
 	bool stop;
 	struct sw_timer_entry *list; /* by deadline */
 	struct sw_timer_entry *running;
+	struct sw_timer_entry *cancel; /* running, and being cancelled */
 };
 
 /* Now, CLOCK_MONOTONIC, in ns. */
@@ -39,7 +41,8 @@ void sw_timer_fini(struct sw_timer *t);
 /* Arms (or re-arms) entry for deadline; starts the thread if needed. */
 int sw_timer_add(struct sw_timer *t, struct sw_timer_entry *entry,
 		 uint64_t deadline);
-/* Disarms entry and waits until it is not running. */
+/* Disarms entry and waits until it is not running; an entry its running
+ * call re-armed is disarmed too, so nothing runs it after the return. */
 void sw_timer_cancel(struct sw_timer *t, struct sw_timer_entry *entry);
 
 #endif /* CORE_SW_TIMER_H */

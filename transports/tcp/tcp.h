@@ -478,6 +478,15 @@ void tcp_sock_tune(struct tcp_ctx *tctx, int fd);
 /* Binds a listening socket to addr (its port may be 0) and listens. */
 int tcp_sock_listen(struct tcp_ctx *tctx, const struct sockaddr *addr,
 		    int backlog, int *fd_out);
+/*
+ * The data path's system calls on a non-blocking socket, without glibc's
+ * cancellation point (tcp_sock.c says why).  Each returns the byte count or
+ * -errno (-EAGAIN: nothing to read, or no room), and restarts on EINTR.
+ */
+ssize_t tcp_sock_recv(int fd, void *buf, size_t len);
+ssize_t tcp_sock_readv(int fd, const struct iovec *iov, int cnt);
+/* sendmsg() with MSG_NOSIGNAL | MSG_DONTWAIT */
+ssize_t tcp_sock_send(int fd, const struct msghdr *msg);
 /* IPv4-mapped IPv6 addresses become IPv4 ones. */
 void tcp_addr_normalize(struct sockaddr_storage *ss);
 /* sa as the family of a socket bound to family (IPv4 mapped into IPv6). */

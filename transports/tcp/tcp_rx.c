@@ -54,14 +54,12 @@ static ssize_t read_staging(struct tcp_conn *c)
 	}
 	if (rx->drained)
 		return -EAGAIN;
-	do {
-		n = recv(c->poll.fd, rx->buf + rx->end, rx->cap - rx->end,
-			 MSG_DONTWAIT);
-	} while (n < 0 && errno == EINTR);
+	n = tcp_sock_recv(c->poll.fd, rx->buf + rx->end, rx->cap - rx->end);
 	if (n < 0)
-		return -errno;
+		return n;
 	if (n)
-		atomic_store(&c->last_rx, tcp_now());
+		atomic_store_explicit(&c->last_rx, tcp_now(),
+				      memory_order_relaxed);
 	/* less than asked: the socket is empty, and what comes next raises
 	 * a new edge (or the next poll looks again): no recv() just to hear
 	 * EAGAIN */
@@ -149,13 +147,11 @@ static ssize_t read_direct(struct tcp_conn *c)
 	if (rx->drained)
 		return -EAGAIN;
 	sw_dma_begin();
-	do {
-		n = readv(c->poll.fd, iov, cnt);
-	} while (n < 0 && errno == EINTR);
+	n = tcp_sock_readv(c->poll.fd, iov, cnt);
 	sw_dma_end();
 	if (n <= 0)
-		return n < 0 ? -errno : 0;
-	atomic_store(&c->last_rx, tcp_now());
+		return n;
+	atomic_store_explicit(&c->last_rx, tcp_now(), memory_order_relaxed);
 	rx->drained = (uint64_t)n < rx->left + iov[cnt - 1].iov_len;
 	part = (uint64_t)n < rx->left ? (size_t)n : (size_t)rx->left;
 	sink_skip(rx, part);

@@ -1,18 +1,74 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
-/* Sockets: creation, options, listening, and address conversions. */
+/*
+ * Sockets: creation, options, listening, the data path's system calls,
+ * and address conversions.
+ */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <openrdma/log.h>
 
 #include "transports/tcp/tcp.h"
+#include "core/sw/dma.h"
 
 uint64_t tcp_now(void)
 {
 	return sw_now_ns();
+}
+
+/*
+ * glibc's recv(), readv() and sendmsg() are cancellation points: in a
+ * process with threads each call switches asynchronous cancellation on and
+ * off around the system call, which costs as much user time as the rest of
+ * an empty poll.  Cancelling a thread inside the library would leave the
+ * memory guard and the read or write token held anyway, and these sockets
+ * never block, so the system calls are made directly.  ThreadSanitizer
+ * builds keep the library's calls, whose interceptors tell the tool about
+ * the memory the kernel fills.
+ */
+#ifdef SW_TSAN
+#define sys_recvfrom(fd, buf, len, flags) recv(fd, buf, len, flags)
+#define sys_readv(fd, iov, cnt) readv(fd, iov, cnt)
+#define sys_sendmsg(fd, msg, flags) sendmsg(fd, msg, flags)
+#else
+#define sys_recvfrom(fd, buf, len, flags) \
+	syscall(SYS_recvfrom, fd, buf, len, flags, NULL, NULL)
+#define sys_readv(fd, iov, cnt) syscall(SYS_readv, fd, iov, cnt)
+#define sys_sendmsg(fd, msg, flags) syscall(SYS_sendmsg, fd, msg, flags)
+#endif
+
+ssize_t tcp_sock_recv(int fd, void *buf, size_t len)
+{
+	ssize_t n;
+
+	do {
+		n = sys_recvfrom(fd, buf, len, MSG_DONTWAIT);
+	} while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+ssize_t tcp_sock_readv(int fd, const struct iovec *iov, int cnt)
+{
+	ssize_t n;
+
+	do {
+		n = sys_readv(fd, iov, cnt);
+	} while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+ssize_t tcp_sock_send(int fd, const struct msghdr *msg)
+{
+	ssize_t n;
+
+	do {
+		n = sys_sendmsg(fd, msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+	} while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
 }
 
 int tcp_sock_open(struct tcp_ctx *tctx, int family, int type, int *fd_out)

@@ -173,13 +173,17 @@ struct tcp_mw {
 struct tcp_cq {
 	struct openrdma_cq base;
 	struct sw_cq sw;
-	_Atomic uint64_t last_poll; /* ns of the last poll that found none */
+	/* a recent poll that found none (ns), stamped every few polls */
+	_Atomic uint64_t last_poll;
 	atomic_uint streak; /* polls in a row that found none */
-	pthread_mutex_t drive_lock;
-	struct tcp_conn **drive;
+	/* drive_lock: the connections, and the pollers reading them */
+	struct core_lock drive_lock;
+	struct tcp_conn **drive; /* each held by the array */
 	int ndrive;
-	int drive_next; /* where the next poll starts; drive_lock */
+	int drive_next; /* where the next poll starts */
 	int drive_cap;
+	int drivers; /* pollers using connections of the array */
+	int draining; /* a connection leaves: pollers keep out */
 };
 
 struct tcp_srq {

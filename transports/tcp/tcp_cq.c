@@ -11,7 +11,7 @@
 
 static int cq_init(struct openrdma_context *ctx, struct openrdma_cq *cq)
 {
-	return -pthread_mutex_init(&to_tcp_cq(cq)->drive_lock, NULL);
+	return core_lock_init(&to_tcp_cq(cq)->drive_lock, CORE_LOCK_SPIN);
 }
 
 static void cq_fini(struct openrdma_cq *cq)
@@ -19,7 +19,7 @@ static void cq_fini(struct openrdma_cq *cq)
 	struct tcp_cq *tcq = to_tcp_cq(cq);
 
 	/* its QPs are gone, and with them every connection it drove */
-	pthread_mutex_destroy(&tcq->drive_lock);
+	core_lock_destroy(&tcq->drive_lock);
 	free(tcq->drive);
 }
 
@@ -55,7 +55,7 @@ int tcp_cq_poll(struct openrdma_cq *cq, int num_entries, struct openrdma_wc *wc)
 
 	n = sw_cq_poll(&tcq->sw, num_entries, wc);
 	if (n || !num_entries) {
-		atomic_store(&tcq->streak, 0);
+		atomic_store_explicit(&tcq->streak, 0, memory_order_relaxed);
 		return n;
 	}
 	/* nothing yet: read the connections it waits on (tcp_poll.c) */

@@ -18,6 +18,7 @@
  * CQ once or twice per notification, never reach APP_STREAK empty polls and
  * are served by the progress thread alone.
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <utlist.h>
@@ -34,18 +35,21 @@
 #define DRIVE_AFTER 8
 /* Connections one poll reads, at most. */
 #define DRIVE_MAX 16
+/* Empty polls per stamp of the poll clock: a busy poller's polls come
+ * microseconds apart, a small part of APP_GRACE_NS. */
+#define STAMP_EVERY 4
 
 static int drive_add(struct tcp_cq *cq, struct tcp_conn *conn)
 {
 	struct tcp_conn **d;
 	int cap;
 
-	pthread_mutex_lock(&cq->drive_lock);
+	core_lock_acquire(&cq->drive_lock);
 	if (cq->ndrive == cq->drive_cap) {
 		cap = cq->drive_cap ? 2 * cq->drive_cap : 4;
 		d = realloc(cq->drive, (size_t)cap * sizeof(*d));
 		if (!d) {
-			pthread_mutex_unlock(&cq->drive_lock);
+			core_lock_release(&cq->drive_lock);
 			return -OPENRDMA_ENOMEM;
 		}
 		cq->drive = d;
@@ -53,23 +57,40 @@ static int drive_add(struct tcp_cq *cq, struct tcp_conn *conn)
 	}
 	tcp_conn_get(conn);
 	cq->drive[cq->ndrive++] = conn;
-	pthread_mutex_unlock(&cq->drive_lock);
+	core_lock_release(&cq->drive_lock);
 	return 0;
 }
 
 static void drive_del(struct tcp_cq *cq, struct tcp_conn *conn)
 {
+	bool found = false;
 	int i;
 
-	pthread_mutex_lock(&cq->drive_lock);
+	core_lock_acquire(&cq->drive_lock);
 	for (i = 0; i < cq->ndrive; i++) {
 		if (cq->drive[i] != conn)
 			continue;
 		cq->drive[i] = cq->drive[--cq->ndrive];
-		tcp_conn_put(conn);
+		found = true;
 		break;
 	}
-	pthread_mutex_unlock(&cq->drive_lock);
+	/*
+	 * Pollers use the connections they took from the array without a
+	 * reference (tcp_poll_drive): the array's is dropped once those
+	 * inside are out, and new ones stay out until then.
+	 */
+	if (found)
+		cq->draining++;
+	while (found && cq->drivers) {
+		core_lock_release(&cq->drive_lock);
+		sched_yield();
+		core_lock_acquire(&cq->drive_lock);
+	}
+	if (found)
+		cq->draining--;
+	core_lock_release(&cq->drive_lock);
+	if (found)
+		tcp_conn_put(conn);
 }
 
 void tcp_poll_attach(struct tcp_conn *conn, struct tcp_qp *qp)
@@ -122,8 +143,13 @@ static bool polled(struct tcp_conn *conn, uint64_t now)
 	core_lock_release(&conn->lock);
 	for (i = 0; i < 2; i++)
 		/* the poller stamps times newer than now as well */
-		if (cq[i] && atomic_load(&cq[i]->streak) >= APP_STREAK &&
-		    atomic_load(&cq[i]->last_poll) + APP_GRACE_NS > now)
+		if (cq[i] &&
+		    atomic_load_explicit(&cq[i]->streak,
+					 memory_order_relaxed) >= APP_STREAK &&
+		    atomic_load_explicit(&cq[i]->last_poll,
+					 memory_order_relaxed) +
+				    APP_GRACE_NS >
+			    now)
 			return true;
 	return false;
 }
@@ -162,32 +188,47 @@ static void drive_tx(struct tcp_conn *conn)
 void tcp_poll_drive(struct tcp_cq *cq)
 {
 	struct tcp_conn *conn[DRIVE_MAX];
-	int i, n, first;
+	unsigned int streak;
+	int i, n = 0, first;
 
-	atomic_store(&cq->last_poll, tcp_now());
-	if (atomic_fetch_add(&cq->streak, 1) < DRIVE_AFTER)
+	/* a heuristic, not a count: pollers racing on one CQ may lose an
+	 * increment, and no locked instruction is spent on it */
+	streak = atomic_load_explicit(&cq->streak, memory_order_relaxed);
+	atomic_store_explicit(&cq->streak, streak + 1, memory_order_relaxed);
+	if (streak % STAMP_EVERY == 0)
+		atomic_store_explicit(&cq->last_poll, tcp_now(),
+				      memory_order_relaxed);
+	if (streak < DRIVE_AFTER)
 		return;
-	pthread_mutex_lock(&cq->drive_lock);
-	n = cq->ndrive < DRIVE_MAX ? cq->ndrive : DRIVE_MAX;
-	/* in turns, as a poll may stop early */
-	first = cq->drive_next < cq->ndrive ? cq->drive_next : 0;
-	cq->drive_next = first + 1;
-	for (i = 0; i < n; i++) {
-		conn[i] = cq->drive[(first + i) % cq->ndrive];
-		tcp_conn_get(conn[i]);
+	core_lock_acquire(&cq->drive_lock);
+	if (!cq->draining) {
+		n = cq->ndrive < DRIVE_MAX ? cq->ndrive : DRIVE_MAX;
+		/* in turns, as a poll may stop early */
+		first = cq->drive_next < cq->ndrive ? cq->drive_next : 0;
+		cq->drive_next = first + 1;
+		for (i = 0; i < n; i++)
+			conn[i] = cq->drive[(first + i) % cq->ndrive];
+		/* they stay in the array, with its references, until we
+		 * leave (drive_del) */
+		cq->drivers++;
 	}
-	pthread_mutex_unlock(&cq->drive_lock);
+	core_lock_release(&cq->drive_lock);
+	if (!n)
+		return;
 	for (i = 0; i < n; i++) {
-		tcp_rx_run(conn[i], true);
+		/* an acknowledgement this poll's read leaves pending is
+		 * usually carried by the reply the application posts next:
+		 * its deadline is looked at on the next poll */
 		drive_tx(conn[i]);
-		tcp_conn_put(conn[i]);
+		tcp_rx_run(conn[i], true);
 		/* what the poller waits for is there: the rest can wait for
 		 * its next poll rather than make it wait for their recv() */
 		if (sw_cq_ready(&cq->sw))
 			break;
 	}
-	for (i++; i < n; i++)
-		tcp_conn_put(conn[i]);
+	core_lock_acquire(&cq->drive_lock);
+	cq->drivers--;
+	core_lock_release(&cq->drive_lock);
 }
 
 static int set_events(struct tcp_conn *conn, bool in)

@@ -357,6 +357,27 @@ static int rx_loop(struct tcp_conn *c, unsigned int *saw, bool *more)
 	}
 }
 
+/*
+ * Most turns of a busy poller find the socket empty.  Between frames
+ * nothing is read into registered memory, so the first read needs no
+ * memory guard: returns 0 if there is something to parse (or a payload
+ * to read), else what rx_loop() would have returned.
+ */
+static int rx_first(struct tcp_conn *c)
+{
+	struct tcp_rx *rx = &c->rx;
+	ssize_t n;
+
+	if (rx->state != TCP_RX_HDR || rx->pos != rx->end)
+		return 0;
+	n = read_staging(c);
+	if (n > 0)
+		return 0;
+	if (n == 0)
+		return RX_EOF;
+	return n == -EAGAIN ? RX_AGAIN : (int)n;
+}
+
 /* One turn of reading, with the read token held. */
 static void rx_turn(struct tcp_conn *c, bool app)
 {
@@ -368,17 +389,21 @@ static void rx_turn(struct tcp_conn *c, bool app)
 
 	/* an edge, or a poll: the socket may hold data again */
 	c->rx.drained = false;
-	tcp_mem_enter(tctx);
-	/* memory was deregistered since the payload's place was chosen */
-	if (c->rx.state == TCP_RX_BODY && c->rx.sink == TCP_SINK_MEM &&
-	    c->rx.gen != atomic_load(&tctx->mem_gen) &&
-	    !tcp_rc_sink_check(c, tcp_conn_qp(c))) {
-		c->rx.sink = TCP_SINK_DISCARD;
-		c->rx.status = OPENRDMA_WC_LOC_PROT_ERR;
+	ret = rx_first(c);
+	if (!ret) {
+		tcp_mem_enter(tctx);
+		/* memory was deregistered since the payload's place was
+		 * chosen */
+		if (c->rx.state == TCP_RX_BODY && c->rx.sink == TCP_SINK_MEM &&
+		    c->rx.gen != atomic_load(&tctx->mem_gen) &&
+		    !tcp_rc_sink_check(c, tcp_conn_qp(c))) {
+			c->rx.sink = TCP_SINK_DISCARD;
+			c->rx.status = OPENRDMA_WC_LOC_PROT_ERR;
+		}
+		ret = rx_loop(c, &saw, app ? NULL : &more);
+		c->rx.gen = atomic_load(&tctx->mem_gen);
+		tcp_mem_leave(tctx);
 	}
-	ret = rx_loop(c, &saw, app ? NULL : &more);
-	c->rx.gen = atomic_load(&tctx->mem_gen);
-	tcp_mem_leave(tctx);
 
 	if (ret == RX_EOF) {
 		/* after DISCONNECT or REJECT the end is expected */

@@ -256,6 +256,7 @@ struct tcp_resp {
 	uint32_t rkey;
 	uint64_t raddr;
 	const struct openrdma_pd *pd;
+	unsigned int gen; /* the memory generation it was checked at */
 };
 
 /* A control frame (CM, HELLO, keepalive) waiting to be written. */
@@ -296,6 +297,8 @@ struct tcp_tx {
 	int nctl;
 	int nframes;
 	bool has_mem; /* some iovec points into registered memory */
+	bool full; /* it ran out of room: more may be waiting */
+	bool stale; /* some memory was checked before gen: check again */
 	bool shut_after;
 	unsigned int gen; /* mem_gen the batch's memory was checked at */
 };

@@ -320,7 +320,6 @@ void tcp_conn_sweep(struct tcp_ctx *tctx, uint64_t now)
 	uint64_t ka = (uint64_t)tctx->prm.keepalive_ms * 1000000u;
 	struct tcp_conn *conn, *start, *act[SWEEP_BATCH];
 	int what[SWEEP_BATCH], i, n = 0;
-	bool pending;
 
 	pthread_mutex_lock(&tctx->lock);
 	start = tctx->sweep_next ? tctx->sweep_next : tctx->conns;
@@ -372,10 +371,9 @@ void tcp_conn_sweep(struct tcp_ctx *tctx, uint64_t now)
 		default:
 			core_lock_acquire(&conn->lock);
 			conn->want_keepalive = true;
-			pending = !conn->tx.busy;
 			core_lock_release(&conn->lock);
-			if (pending)
-				tcp_tx_kick(conn);
+			/* a writer at work gathers once more for it */
+			tcp_tx_kick(conn);
 			break;
 		}
 		tcp_conn_put(conn);

@@ -211,6 +211,8 @@ void tcp_rc_request(struct tcp_conn *c, struct tcp_qp *qp,
 			r.rkey = f->rkey;
 			r.raddr = f->raddr;
 			r.pd = qp->base.pd;
+			/* the rx turn holds the memory guard: stable */
+			r.gen = atomic_load(&qp->ctx->mem_gen);
 		} else {
 			r.opcode = TCP_OP_ATOMIC_RESP;
 			r.value = cap.value;

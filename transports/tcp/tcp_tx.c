@@ -66,6 +66,7 @@ static void batch_reset(struct tcp_tx *tx)
 	tx->nframes = 0;
 	tx->nctl = 0;
 	tx->has_mem = false;
+	tx->stale = false;
 	tx->shut_after = false;
 }
 
@@ -119,6 +120,10 @@ static void fill_answers(struct tcp_conn *conn)
 			g.len = r->len;
 			g.ptr = r->ptr;
 			tcp_tx_mem(conn, r->ptr, (size_t)r->len, &g);
+			/* checked when the request came, maybe before the
+			 * batch's generation: look again before sending */
+			if (r->len && r->gen != conn->tx.gen)
+				conn->tx.stale = true;
 			break;
 		}
 		conn->resp_head = (conn->resp_head + 1) % TCP_RESP_MAX;
@@ -162,8 +167,9 @@ static void add_ack(struct tcp_conn *conn, uint32_t ack)
 	ack_sent(conn, ack);
 }
 
-/* Gathers a batch; leaves it empty when there is nothing to send. */
-static void fill(struct tcp_conn *conn, struct tcp_qp *qp)
+/* The batch: control frames, answers, requests, a lone acknowledgement
+ * or keepalive, as far as it has room. */
+static void gather(struct tcp_conn *conn, struct tcp_qp *qp)
 {
 	struct tcp_tx *tx = &conn->tx;
 	struct tcp_ctl *ctl;
@@ -233,6 +239,14 @@ static void fill(struct tcp_conn *conn, struct tcp_qp *qp)
 	}
 }
 
+/* Gathers a batch; leaves it empty when there is nothing to send. */
+static void fill(struct tcp_conn *conn, struct tcp_qp *qp)
+{
+	gather(conn, qp);
+	/* room for the largest request left: every queue was emptied */
+	conn->tx.full = !tcp_tx_room(conn, 1 + SW_MAX_SGE);
+}
+
 /* Memory changed since the batch was gathered: does what it still has to
  * send lie where it did? */
 static bool batch_check(struct tcp_conn *conn)
@@ -253,6 +267,7 @@ static bool batch_check(struct tcp_conn *conn)
 			return false;
 	}
 	tx->gen = atomic_load(&conn->ctx->mem_gen);
+	tx->stale = false;
 	return true;
 }
 
@@ -301,12 +316,46 @@ static void drop_token(struct tcp_conn *conn)
 	core_lock_release(&conn->lock);
 }
 
+/*
+ * Hands the rest of the batch to the kernel; returns the count or -errno.
+ * Memory the batch points into is checked again if it changed since the
+ * batch was gathered (-EFAULT: it is gone).  The memory guard is held only
+ * here: the batch's checks were made at tx->gen, read before them, so a
+ * change that completed since is seen, and one under way is waited for.
+ */
+static ssize_t send_batch(struct tcp_conn *conn)
+{
+	struct tcp_ctx *tctx = conn->ctx;
+	struct tcp_tx *tx = &conn->tx;
+	struct msghdr msg;
+	ssize_t n;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = &tx->iov[tx->iov_pos];
+	msg.msg_iovlen = (size_t)(tx->iov_n - tx->iov_pos);
+	if (!tx->has_mem)
+		return tcp_sock_send(conn->poll.fd, &msg);
+	tcp_mem_enter(tctx);
+	if ((tx->stale || tx->gen != atomic_load(&tctx->mem_gen)) &&
+	    !batch_check(conn)) {
+		tcp_mem_leave(tctx);
+		return -EFAULT;
+	}
+	/* payload read on the RNIC's behalf (core/sw/dma.h): the peer's
+	 * acknowledgement orders it before the completion */
+	sw_dma_begin();
+	n = tcp_sock_send(conn->poll.fd, &msg);
+	sw_dma_end();
+	tcp_mem_leave(tctx);
+	return n;
+}
+
 /* Writes until nothing is left or the socket is full; returns 0 or the
  * error that ends the connection.  The token is put down on return. */
 static int write_all(struct tcp_conn *conn, struct tcp_qp *qp)
 {
 	struct tcp_tx *tx = &conn->tx;
-	struct msghdr msg;
+	bool all_sent;
 	ssize_t n;
 
 	for (;;) {
@@ -316,61 +365,56 @@ static int write_all(struct tcp_conn *conn, struct tcp_qp *qp)
 			return 0;
 		}
 		if (tx->iov_pos == tx->iov_n) {
+			/*
+			 * A batch that had room left took all there was;
+			 * whoever queued more since found the token taken and
+			 * set tx.kick: put_token() sees it, and only then is
+			 * there something to gather.
+			 */
+			all_sent = tx->iov_n && !tx->full;
 			batch_done(conn);
-			fill(conn, qp);
+			if (!all_sent)
+				fill(conn, qp);
 			if (!tx->iov_n) {
 				if (put_token(conn, false))
 					continue;
 				return 0;
 			}
 		}
-		if (tx->has_mem &&
-		    tx->gen != atomic_load(&conn->ctx->mem_gen) &&
-		    !batch_check(conn)) {
+		n = send_batch(conn);
+		if (n == -EFAULT) {
 			drop_token(conn);
 			openrdma_warn("tcp",
 				      "memory being sent was deregistered");
 			return -OPENRDMA_EFAULT;
 		}
-		memset(&msg, 0, sizeof(msg));
-		msg.msg_iov = &tx->iov[tx->iov_pos];
-		msg.msg_iovlen = (size_t)(tx->iov_n - tx->iov_pos);
-		/* payload read on the RNIC's behalf (core/sw/dma.h): the
-		 * peer's acknowledgement orders it before the completion */
-		if (tx->has_mem)
-			sw_dma_begin();
-		n = sendmsg(conn->poll.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (tx->has_mem)
-			sw_dma_end();
-		if (n < 0) {
-			if (errno == EINTR)
+		if (n == -EAGAIN || n == -EWOULDBLOCK) {
+			if (put_token(conn, true))
 				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				if (put_token(conn, true))
-					continue;
-				return 0;
-			}
-			n = -errno;
+			return 0;
+		}
+		if (n < 0) {
 			drop_token(conn);
 			return (int)n;
 		}
-		atomic_store(&conn->last_tx, tcp_now());
+		atomic_store_explicit(&conn->last_tx, tcp_now(),
+				      memory_order_relaxed);
 		advance(tx, (size_t)n);
 	}
 }
 
 void tcp_tx_kick(struct tcp_conn *conn)
 {
-	struct tcp_ctx *tctx = conn->ctx;
 	struct tcp_qp *qp;
 	int ret;
 
 	core_lock_acquire(&conn->lock);
-	if (atomic_load(&conn->state) != TCP_CONN_OPEN || conn->tx.blocked) {
+	if (atomic_load(&conn->state) != TCP_CONN_OPEN) {
 		core_lock_release(&conn->lock);
 		return;
 	}
-	if (conn->tx.busy) {
+	/* the writer, or the one EPOLLOUT brings back, gathers again */
+	if (conn->tx.busy || conn->tx.blocked) {
 		conn->tx.kick = true;
 		core_lock_release(&conn->lock);
 		return;
@@ -380,9 +424,7 @@ void tcp_tx_kick(struct tcp_conn *conn)
 	qp = conn->qp;
 	core_lock_release(&conn->lock);
 
-	tcp_mem_enter(tctx);
 	ret = write_all(conn, qp);
-	tcp_mem_leave(tctx);
 	if (ret)
 		tcp_conn_close(conn, ret, true);
 }

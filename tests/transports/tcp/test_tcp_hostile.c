@@ -294,6 +294,125 @@ Test(tcp_hostile, truncated_frames_then_hangup)
 	tt_close(&t);
 }
 
+/* A source larger than the sockets hold: its writer stops part-way. */
+#define BIG (32u << 20)
+#define BIG_FILL 0x3c
+#define BIG_AFTER 0xc3
+
+/*
+ * A QP of t in RTS towards a raw listener, which answers its HELLO and
+ * then reads nothing; returns the raw peer's end of the connection.
+ */
+static int initiator(struct tt_side *t)
+{
+	struct openrdma_qp_attr attr = { .qp_state = OPENRDMA_QPS_RTR };
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	struct timeval tv = { .tv_sec = 5 };
+	struct tcp_frame f;
+	int lfd, fd;
+
+	tt_open(t, "tcp0", BIG, TT_ACCESS, BIG_FILL);
+	tt_qp(t, OPENRDMA_QPT_RC);
+	tt_qp_init(t->qp);
+	ss = t->port.addr;
+	if (ss.ss_family == AF_INET)
+		((struct sockaddr_in *)&ss)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&ss)->sin6_port = 0;
+	lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(lfd, 0);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&ss,
+			  ss.ss_family == AF_INET ?
+				  sizeof(struct sockaddr_in) :
+				  sizeof(struct sockaddr_in6)),
+		     0);
+	cr_assert_eq(listen(lfd, 1), 0);
+	cr_assert_eq(getsockname(lfd, (struct sockaddr *)&ss, &len), 0);
+
+	attr.path_mtu = OPENRDMA_MTU_4096;
+	attr.dest_qp_num = PEER_QPN;
+	attr.ah_attr.port_num = 1;
+	attr.ah_attr.addr = ss;
+	cr_assert_eq(openrdma_qp_modify(t->qp, &attr,
+					OPENRDMA_QP_STATE | OPENRDMA_QP_AV |
+						OPENRDMA_QP_PATH_MTU |
+						OPENRDMA_QP_DEST_QPN |
+						OPENRDMA_QP_RQ_PSN |
+						OPENRDMA_QP_MAX_DEST_RD_ATOMIC |
+						OPENRDMA_QP_MIN_RNR_TIMER),
+		     0);
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = OPENRDMA_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.max_rd_atomic = 1;
+	cr_assert_eq(openrdma_qp_modify(t->qp, &attr,
+					OPENRDMA_QP_STATE |
+						OPENRDMA_QP_TIMEOUT |
+						OPENRDMA_QP_RETRY_CNT |
+						OPENRDMA_QP_RNR_RETRY |
+						OPENRDMA_QP_SQ_PSN |
+						OPENRDMA_QP_MAX_QP_RD_ATOMIC),
+		     0);
+
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	cr_assert_geq(fd, 0, "the QP did not connect: %s", strerror(errno));
+	close(lfd);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	cr_assert_eq(tt_raw_read(fd, &f, TT_TIMEOUT_MS), 0);
+	cr_assert_eq(f.opcode, TCP_OP_HELLO);
+	cr_assert_eq(f.qpn, PEER_QPN);
+	f.qpn = t->qp->qp_num;
+	f.src_qpn = PEER_QPN;
+	tt_raw_frame(fd, &f, NULL);
+	return fd;
+}
+
+/*
+ * The memory guard of the writer: an RDMA write whose source is
+ * deregistered while the socket is full sends nothing of what the
+ * application wrote there afterwards; the connection ends instead, and
+ * the write does not complete successfully.
+ */
+Test(tcp_hostile, deregistered_source_is_not_sent, .timeout = 30)
+{
+	static uint8_t chunk[1 << 16];
+	uint64_t got = 0;
+	struct openrdma_wc wc;
+	struct tt_side t;
+	unsigned int hlen = tcp_frame_hlen(TCP_OP_WRITE);
+	ssize_t n, i;
+	int fd = initiator(&t);
+
+	tt_post(&t, OPENRDMA_WR_RDMA_WRITE, 1, 0, BIG, 0x1000, 0x1234);
+	/* its writer found the sockets full long before the end */
+	usleep(200 * 1000);
+	cr_assert_eq(openrdma_mr_dereg(t.mr), 0);
+	t.mr = NULL;
+	memset(t.buf, BIG_AFTER, BIG);
+
+	for (;;) {
+		n = recv(fd, chunk, sizeof(chunk), 0);
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++, got++) {
+			if (got < hlen)
+				continue;
+			cr_assert_eq(chunk[i], BIG_FILL,
+				     "byte %llu of the payload was written "
+				     "after its MR was deregistered",
+				     (unsigned long long)(got - hlen));
+		}
+	}
+	cr_assert_lt(got, hlen + BIG, "the whole write went out");
+	cr_assert_eq(tt_poll(&t, 1, &wc, TT_TIMEOUT_MS), 1);
+	cr_assert_neq(wc.status, OPENRDMA_WC_SUCCESS);
+	close(fd);
+	tt_close(&t);
+}
+
 Test(tcp_hostile, hello_for_no_qp_is_refused)
 {
 	struct tcp_frame f;

@@ -48,11 +48,12 @@ static inline void core_cpu_relax(void)
  * threads than cores, or a progress thread on a polling application's
  * core) would otherwise have the waiter spin out its whole time slice.
  */
-static inline void core_spin_acquire(atomic_bool *spin)
+static __attribute__((noinline, unused)) void
+core_spin_contended(atomic_bool *spin)
 {
 	unsigned int n;
 
-	while (atomic_exchange_explicit(spin, true, memory_order_acquire)) {
+	do {
 		for (n = 0; atomic_load_explicit(spin, memory_order_relaxed);
 		     n++) {
 			if (n < CORE_LOCK_SPINS) {
@@ -62,7 +63,38 @@ static inline void core_spin_acquire(atomic_bool *spin)
 				n = 0;
 			}
 		}
-	}
+	} while (atomic_exchange_explicit(spin, true, memory_order_acquire));
+}
+
+/* The waiting is out of line: the lock's users stay small. */
+static inline void core_spin_acquire(atomic_bool *spin)
+{
+	if (atomic_exchange_explicit(spin, true, memory_order_acquire))
+		core_spin_contended(spin);
+}
+
+/*
+ * A spinlock and nothing else, for the front ends' short data-path
+ * sections that are spinlocks whatever the thread mode: no kind to test
+ * on the way in and out.
+ */
+struct core_spin {
+	atomic_bool taken;
+};
+
+static inline void core_spin_init(struct core_spin *s)
+{
+	atomic_init(&s->taken, false);
+}
+
+static inline void core_spin_lock(struct core_spin *s)
+{
+	core_spin_acquire(&s->taken);
+}
+
+static inline void core_spin_unlock(struct core_spin *s)
+{
+	atomic_store_explicit(&s->taken, false, memory_order_release);
 }
 
 static inline int core_lock_init(struct core_lock *l, enum core_lock_kind kind)

@@ -131,8 +131,20 @@ static void srq_account(struct datp_ia *ia, struct datp_ep *ep)
 	}
 }
 
+/*
+ * The event a completion becomes starts empty.  Converters clear it only
+ * once they keep the completion: a skipped one leaves the record alone
+ * (it may be the caller's own, see core_evd_wc_fn).
+ */
+static void ev_clear(DAT_EVENT *ev, struct datp_evd *evd)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->evd_handle = evd;
+}
+
 /* A receive: the slot is the EP's or its SRQ's; the EP is the QP's. */
-static int recv_convert(struct datp_ia *ia, struct datp_key *k, uint32_t index,
+static int recv_convert(struct datp_evd *evd, struct datp_ia *ia,
+			struct datp_key *k, uint32_t index,
 			const struct openrdma_wc *wc, DAT_EVENT *ev)
 {
 	struct datp_ep *ep = NULL;
@@ -157,6 +169,7 @@ static int recv_convert(struct datp_ia *ia, struct datp_key *k, uint32_t index,
 	if (!ep)
 		return CORE_EVD_SKIP;
 
+	ev_clear(ev, evd);
 	op = DAT_DTO_RECEIVE;
 	if (wc->wc_flags & OPENRDMA_WC_WITH_INV) {
 		op = DAT_DTO_RECEIVE_WITH_INVALIDATE;
@@ -200,6 +213,7 @@ static int send_convert(struct datp_evd *evd, struct datp_ep *ep, uint32_t seq,
 	atomic_store_explicit(&ep->sq.tail, seq + 1, memory_order_release);
 	if (slot.internal && wc->status == OPENRDMA_WC_SUCCESS)
 		return CORE_EVD_SKIP;
+	ev_clear(ev, evd);
 	if (slot.bind && (evd->flags & DAT_EVD_RMR_BIND_FLAG)) {
 		ev->event_number = DAT_RMR_BIND_COMPLETION_EVENT;
 		bind = &ev->event_data.rmr_completion_event_data;
@@ -224,12 +238,10 @@ int datp_wc_convert(void *arg, const struct openrdma_wc *wc, void *rec)
 	struct datp_key *k;
 	int ret = CORE_EVD_SKIP;
 
-	memset(ev, 0, sizeof(*ev));
-	ev->evd_handle = evd;
 	pthread_mutex_lock(&ia->lock);
 	k = datp_key_find(ia, key & ~DATP_KEY_RECV);
 	if (k && (key & DATP_KEY_RECV))
-		ret = recv_convert(ia, k, index, wc, ev);
+		ret = recv_convert(evd, ia, k, index, wc, ev);
 	else if (k && k->kind == DATP_KEY_EP)
 		ret = send_convert(evd, k->owner, index, wc, ev);
 	pthread_mutex_unlock(&ia->lock);

@@ -266,29 +266,54 @@ static void ep_queues_fini(struct itapi_ep *ep)
 	free(ep->sring);
 }
 
-/* Lists the endpoint where the SEVDs' converter finds it. */
-static void ep_tables_add(struct itapi_ep *ep)
+/*
+ * The converter reads an SEVD's tables under the SEVD's engine lock, so
+ * they change under it too: no lock of their own on the data path.
+ */
+static void req_add(void *arg)
 {
-	core_lock_acquire(&ep->req_evd->tab_lock);
+	struct itapi_ep *ep = arg;
+
 	HASH_ADD(req_hh, ep->req_evd->req_eps, qpn, sizeof(ep->qpn), ep);
-	core_lock_release(&ep->req_evd->tab_lock);
-	core_lock_acquire(&ep->recv_evd->tab_lock);
-	HASH_ADD(recv_hh, ep->recv_evd->recv_eps, qpn, sizeof(ep->qpn), ep);
-	core_lock_release(&ep->recv_evd->tab_lock);
 }
 
-static void ep_tables_del(struct itapi_ep *ep)
+static void recv_add(void *arg)
 {
-	core_lock_acquire(&ep->req_evd->tab_lock);
+	struct itapi_ep *ep = arg;
+
+	HASH_ADD(recv_hh, ep->recv_evd->recv_eps, qpn, sizeof(ep->qpn), ep);
+}
+
+static void req_del(void *arg)
+{
+	struct itapi_ep *ep = arg;
+
 	HASH_DELETE(req_hh, ep->req_evd->req_eps, ep);
 	if (ep->req_evd->req_last == ep)
 		ep->req_evd->req_last = NULL;
-	core_lock_release(&ep->req_evd->tab_lock);
-	core_lock_acquire(&ep->recv_evd->tab_lock);
+}
+
+static void recv_del(void *arg)
+{
+	struct itapi_ep *ep = arg;
+
 	HASH_DELETE(recv_hh, ep->recv_evd->recv_eps, ep);
 	if (ep->recv_evd->recv_last == ep)
 		ep->recv_evd->recv_last = NULL;
-	core_lock_release(&ep->recv_evd->tab_lock);
+}
+
+/* Lists the endpoint where the SEVDs' converter finds it. */
+static void ep_tables_add(struct itapi_ep *ep)
+{
+	core_evd_locked(ep->req_evd->core, req_add, ep);
+	core_evd_locked(ep->recv_evd->core, recv_add, ep);
+}
+
+/* Once it returns, no converter reads the endpoint. */
+static void ep_tables_del(struct itapi_ep *ep)
+{
+	core_evd_locked(ep->req_evd->core, req_del, ep);
+	core_evd_locked(ep->recv_evd->core, recv_del, ep);
 }
 
 /*
@@ -313,11 +338,11 @@ static int ep_qp_replace(struct itapi_ep *ep)
 		return -OPENRDMA_ENOMEM;
 	}
 	ep_tables_del(ep);
-	core_lock_acquire(&ep->sq_lock);
+	core_spin_lock(&ep->sq_lock);
 	ep->qp = qp;
 	ep->qpn = qp->qp_num;
 	ep->inline_max = inline_max;
-	core_lock_release(&ep->sq_lock);
+	core_spin_unlock(&ep->sq_lock);
 	ep_tables_add(ep);
 	itapi_qp_destroy(old);
 	return 0;
@@ -397,12 +422,12 @@ static it_status_t ep_create(struct itapi_ep *ep, it_ep_handle_t *ep_handle)
 	struct itapi_ia *ia = ep->pz->obj.ia;
 	int ret;
 
-	core_lock_init(&ep->sq_lock, CORE_LOCK_SPIN);
+	core_spin_init(&ep->sq_lock);
 	pthread_mutex_lock(&ia->lock);
 	ret = ep_qp_create(ep);
 	pthread_mutex_unlock(&ia->lock);
 	if (ret)
-		goto err_lock;
+		goto err_free;
 	ep->qpn = ep->qp->qp_num;
 	ret = ep_queues_init(ep);
 	if (ret)
@@ -429,8 +454,7 @@ err_qp:
 	itapi_evd_cq_release(ep->req_evd, ep->cq_req_need);
 	itapi_evd_cq_release(ep->recv_evd, ep->cq_recv_need);
 	pthread_mutex_unlock(&ia->lock);
-err_lock:
-	core_lock_destroy(&ep->sq_lock);
+err_free:
 	free(ep);
 	if (ret == -OPENRDMA_ENOSPC)
 		return IT_ERR_RESOURCE_QUEUE_SIZE;
@@ -606,7 +630,6 @@ void itapi_ep_destroy(struct itapi_ep *ep)
 	itapi_evd_cq_release(ep->recv_evd, ep->cq_recv_need);
 	pthread_mutex_unlock(&ia->lock);
 	ep_users(ep, false);
-	core_lock_destroy(&ep->sq_lock);
 	free(ep);
 }
 
@@ -656,9 +679,9 @@ OPENRDMA_EXPORT it_status_t it_ep_reset(it_ep_handle_t ep_handle)
 	if (ret)
 		return itapi_status(ret, IT_ERR_INVALID_EP_STATE);
 	/* RESET dropped the outstanding requests without completions */
-	core_lock_acquire(&ep->sq_lock);
+	core_spin_lock(&ep->sq_lock);
 	atomic_store(&ep->stail, ep->shead);
-	core_lock_release(&ep->sq_lock);
+	core_spin_unlock(&ep->sq_lock);
 	if (!ep->srq)
 		itapi_rslots_reset(&ep->rslots);
 	memset(&ep->path, 0, sizeof(ep->path));

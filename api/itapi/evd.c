@@ -20,6 +20,9 @@
 #define EVD_FLAGS \
 	(IT_EVD_DEQUEUE_NOTIFICATIONS | IT_EVD_CREATE_FD | EVD_OVERFLOW_FLAGS)
 
+_Static_assert(IT_TIMEOUT_INFINITE == CORE_EVD_INFINITE,
+	       "IT-API and engine timeouts mean the same");
+
 /* The engine's streams of an IT stream base; 0 if it is none. */
 static uint32_t evd_streams(it_event_type_t stream)
 {
@@ -298,7 +301,6 @@ OPENRDMA_EXPORT it_status_t it_evd_create(
 	evd->queue_size = sevd_queue_size;
 	evd->threshold = sevd_threshold;
 	evd->enabled = true;
-	core_lock_init(&evd->tab_lock, CORE_LOCK_SPIN);
 	if (!async_claim(evd)) {
 		st = event_number == IT_ASYNC_AFF_EVENT_STREAM ?
 			     IT_ERR_ASYNC_AFF_EVD_EXISTS :
@@ -356,7 +358,6 @@ err_async:
 	async_release(evd);
 	st = itapi_status(ret, IT_ERR_INVALID_QUEUE_SIZE);
 err_free:
-	core_lock_destroy(&evd->tab_lock);
 	free(evd);
 	return st;
 }
@@ -382,7 +383,6 @@ void itapi_evd_destroy(struct itapi_evd *evd)
 	}
 	if (evd->chan)
 		openrdma_comp_channel_destroy(evd->chan);
-	core_lock_destroy(&evd->tab_lock);
 	free(evd);
 }
 
@@ -514,26 +514,16 @@ static it_status_t take_status(int ret)
 	}
 }
 
-OPENRDMA_EXPORT it_status_t it_evd_wait(it_evd_handle_t evd_handle,
-					uint64_t timeout, it_event_t *event,
-					size_t *nmore)
+/* it_evd_wait() of an AEVD that notifies, or of a caller who wants nmore. */
+static __attribute__((noinline)) it_status_t
+evd_wait_counted(struct itapi_evd *evd, uint64_t us, it_event_t *event,
+		 size_t *nmore)
 {
-	struct itapi_evd *evd = to_evd(evd_handle);
 	struct core_evd_info info;
 	struct core_evd *sevd;
-	uint64_t us =
-		timeout == IT_TIMEOUT_INFINITE ? CORE_EVD_INFINITE : timeout;
 	size_t more = 0;
 	int ret;
 
-	if (!itapi_valid(evd, IT_HANDLE_TYPE_EVD)) {
-		itapi_arg_err("it_evd_wait", "evd_handle", "not an EVD");
-		return IT_ERR_INVALID_EVD;
-	}
-	if (!event) {
-		itapi_arg_err("it_evd_wait", "event", "NULL");
-		return IT_ERR_FAULT;
-	}
 	if (notifies(evd)) {
 		ret = core_evd_notify_wait(evd->core, us, &sevd);
 		if (ret)
@@ -549,6 +539,35 @@ OPENRDMA_EXPORT it_status_t it_evd_wait(it_evd_handle_t evd_handle,
 	if (nmore)
 		*nmore = more;
 	return IT_SUCCESS;
+}
+
+static __attribute__((cold, noinline)) it_status_t
+wait_refused(const struct itapi_evd *evd)
+{
+	if (!itapi_valid(evd, IT_HANDLE_TYPE_EVD)) {
+		itapi_arg_err("it_evd_wait", "evd_handle", "not an EVD");
+		return IT_ERR_INVALID_EVD;
+	}
+	itapi_arg_err("it_evd_wait", "event", "NULL");
+	return IT_ERR_FAULT;
+}
+
+OPENRDMA_EXPORT it_status_t it_evd_wait(it_evd_handle_t evd_handle,
+					uint64_t timeout, it_event_t *event,
+					size_t *nmore)
+{
+	struct itapi_evd *evd = to_evd(evd_handle);
+	/* IT_TIMEOUT_INFINITE is CORE_EVD_INFINITE */
+	uint64_t us = timeout;
+	int ret;
+
+	if (!itapi_valid(evd, IT_HANDLE_TYPE_EVD) || !event)
+		return wait_refused(evd);
+	if (nmore || notifies(evd))
+		return evd_wait_counted(evd, us, event, nmore);
+	/* without nmore the engine need not count what is behind */
+	ret = core_evd_wait(evd->core, us, 0, event, NULL);
+	return ret ? take_status(ret) : IT_SUCCESS;
 }
 
 OPENRDMA_EXPORT it_status_t it_evd_dequeue(it_evd_handle_t evd_handle,

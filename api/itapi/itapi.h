@@ -10,12 +10,13 @@
  *   -> ia->cm_lock (CM ids and endpoint connection states)
  *   -> itapi_cn_lock (the process's pending connection requests)
  *   -> ia->async_lock (the IA's async EVDs; recursive)
- *   -> the event engine's locks -> evd->tab_lock, ia->key_lock,
- *      ep->sq_lock, the receive-slot locks.
- * evd->tab_lock, ep->sq_lock and the receive-slot locks are spinlocks
- * (core_lock) over short data-path sections; a converter may take
- * ia->key_lock under tab_lock, and a post makes its system calls, if
- * any, under sq_lock.
+ *   -> the event engine's locks -> ia->key_lock, ep->sq_lock, the
+ *      receive-slot locks.
+ * An SEVD's tables of endpoints are under its engine lock, which the
+ * converter runs under.  ep->sq_lock and the receive-slot locks are
+ * spinlocks (core_spin) over short data-path sections; a converter may
+ * take ia->key_lock, and a post makes its system calls, if any, under
+ * sq_lock.
  * The engine's threads (the dispatcher, which runs the converters and the
  * CM handler, and the callback pool) never take ia->lock.  So the calls
  * that wait for those threads (core_evd_free, the unbind calls,
@@ -292,25 +293,6 @@ static inline bool itapi_triplet_inside(const it_lmr_triplet_t *t)
 }
 
 /*
- * The local address an LMR triplet names: the LMR's MR and the virtual
- * address, whatever the LMR's addressing mode.
- */
-static inline int itapi_triplet_sge(const it_lmr_triplet_t *t,
-				    struct openrdma_sge *sge)
-{
-	const struct itapi_lmr *lmr = (const struct itapi_lmr *)t->lmr;
-
-	if (!itapi_valid(lmr, IT_HANDLE_TYPE_LMR) || !lmr->mr)
-		return -OPENRDMA_EBADHANDLE;
-	if (t->length > UINT32_MAX)
-		return -OPENRDMA_EMSGSIZE;
-	sge->addr = itapi_triplet_start(t);
-	sge->length = (uint32_t)t->length;
-	sge->lkey = lmr->mr->lkey;
-	return 0;
-}
-
-/*
  * Marks the wide RMR of key unlinked after a remote invalidation; returns
  * its handle, or NULL if no RMR of the IA has the key.
  */
@@ -346,8 +328,10 @@ struct itapi_evd {
 	struct openrdma_comp_channel *chan;
 	struct openrdma_cq *cq;
 	size_t cq_need; /* work requests of the endpoints that use the CQ */
-	/* endpoints by QP number, read by the converter; tab_lock */
-	struct core_lock tab_lock; /* spin */
+	/*
+	 * Endpoints by QP number, read by the converter; under the engine
+	 * lock of the EVD (core_evd_locked()).
+	 */
 	struct itapi_ep *req_eps;
 	struct itapi_ep *recv_eps;
 	/* the last endpoint each table gave: completions come in runs */
@@ -397,7 +381,7 @@ void itapi_evd_destroy(struct itapi_evd *evd);
  * numbers; a generation number retires the slots of a reset endpoint.
  */
 struct itapi_rslots {
-	struct core_lock lock; /* spin */
+	struct core_spin lock;
 	uint32_t num;
 	uint32_t nfree;
 	uint32_t *free; /* num entries, nfree of them valid */
@@ -410,13 +394,8 @@ struct itapi_rslots {
 
 int itapi_rslots_init(struct itapi_rslots *rs, uint32_t num);
 void itapi_rslots_fini(struct itapi_rslots *rs);
-/* A slot for cookie, as the wr_id to post: -OPENRDMA_ENOSPC when full. */
-int itapi_rslots_get(struct itapi_rslots *rs, it_dto_cookie_t cookie,
-		     uint64_t *wr_id_out, uint32_t *slot_out);
-/* Frees the slot of wr_id: false (and nothing freed) if it is stale. */
-bool itapi_rslots_put(struct itapi_rslots *rs, uint64_t wr_id,
-		      it_dto_cookie_t *cookie_out, uint32_t *slot_out);
-/* Frees every slot and makes the outstanding wr_ids stale. */
+/* Frees every slot and makes the outstanding wr_ids stale.  (Taking and
+ * freeing one are post.c's, inline on the data path.) */
 void itapi_rslots_reset(struct itapi_rslots *rs);
 
 struct itapi_srq {
@@ -473,7 +452,7 @@ struct itapi_ep {
 	 * included).  sq_lock serializes posts, which keeps sequence and
 	 * queue order the same.
 	 */
-	struct core_lock sq_lock; /* spin */
+	struct core_spin sq_lock;
 	struct itapi_swr *sring;
 	uint32_t inline_max; /* granted; 0: nothing goes inline */
 	uint32_t ssize; /* a power of two */

@@ -26,19 +26,29 @@
 	 IT_COALESCE_WR_FLAG)
 #define RECV_FLAGS (IT_COMPLETION_FLAG | IT_NOTIFY_FLAG | IT_COALESCE_WR_FLAG)
 
+/*
+ * The data path is inline: an it_post_* call or a completion is one
+ * function with its checks, and what only an error needs (the log
+ * messages) is out of line, in the *_refused helpers.
+ */
+#define COLD __attribute__((cold, noinline))
+#define HOT_INLINE inline __attribute__((always_inline))
+
+/* OPENRDMA_SEND_* of checked IT flags. */
+static inline unsigned int send_flags_of(it_dto_flags_t flags)
+{
+	return (flags & IT_COMPLETION_FLAG ? OPENRDMA_SEND_SIGNALED : 0) |
+	       (flags & IT_SOLICITED_WAIT_FLAG ? OPENRDMA_SEND_SOLICITED : 0) |
+	       (flags & (IT_BARRIER_FENCE_FLAG | IT_UNLINK_FENCE_FLAG) ?
+			OPENRDMA_SEND_FENCE :
+			0);
+}
+
 int itapi_dto_flags(it_dto_flags_t flags, it_dto_flags_t allowed)
 {
-	int send_flags = 0;
-
 	if (flags & ~(unsigned int)allowed)
 		return -1;
-	if (flags & IT_COMPLETION_FLAG)
-		send_flags |= OPENRDMA_SEND_SIGNALED;
-	if (flags & IT_SOLICITED_WAIT_FLAG)
-		send_flags |= OPENRDMA_SEND_SOLICITED;
-	if (flags & (IT_BARRIER_FENCE_FLAG | IT_UNLINK_FENCE_FLAG))
-		send_flags |= OPENRDMA_SEND_FENCE;
-	return send_flags;
+	return (int)send_flags_of(flags);
 }
 
 /* ------------------------------------------------------------------ */
@@ -63,54 +73,54 @@ int itapi_rslots_init(struct itapi_rslots *rs, uint32_t num)
 		rs->free[i] = num - 1 - i;
 	rs->num = num;
 	rs->nfree = num;
-	core_lock_init(&rs->lock, CORE_LOCK_SPIN);
+	core_spin_init(&rs->lock);
 	return 0;
 }
 
 void itapi_rslots_fini(struct itapi_rslots *rs)
 {
-	if (rs->num)
-		core_lock_destroy(&rs->lock);
 	free(rs->free);
 	free(rs->cookie);
 	free(rs->busy);
 	memset(rs, 0, sizeof(*rs));
 }
 
-int itapi_rslots_get(struct itapi_rslots *rs, it_dto_cookie_t cookie,
-		     uint64_t *wr_id_out, uint32_t *slot_out)
+/* A slot for cookie, as the wr_id to post: -OPENRDMA_ENOSPC when full. */
+static inline int rslots_get(struct itapi_rslots *rs, it_dto_cookie_t cookie,
+			     uint64_t *wr_id_out, uint32_t *slot_out)
 {
 	uint32_t slot;
 
-	core_lock_acquire(&rs->lock);
+	core_spin_lock(&rs->lock);
 	if (!rs->nfree) {
-		core_lock_release(&rs->lock);
+		core_spin_unlock(&rs->lock);
 		return -OPENRDMA_ENOSPC;
 	}
 	slot = rs->free[--rs->nfree];
 	rs->busy[slot] = 1;
 	rs->cookie[slot] = cookie;
 	*wr_id_out = ITAPI_WRID_RECV | (uint64_t)rs->gen << 32 | slot;
-	core_lock_release(&rs->lock);
+	core_spin_unlock(&rs->lock);
 	*slot_out = slot;
 	return 0;
 }
 
-bool itapi_rslots_put(struct itapi_rslots *rs, uint64_t wr_id,
-		      it_dto_cookie_t *cookie_out, uint32_t *slot_out)
+/* Frees the slot of wr_id: false (and nothing freed) if it is stale. */
+static inline bool rslots_put(struct itapi_rslots *rs, uint64_t wr_id,
+			      it_dto_cookie_t *cookie_out, uint32_t *slot_out)
 {
 	uint32_t slot = (uint32_t)wr_id;
 	uint32_t gen = (uint32_t)(wr_id >> 32) & 0x7fffffff;
 	bool ok;
 
-	core_lock_acquire(&rs->lock);
+	core_spin_lock(&rs->lock);
 	ok = slot < rs->num && gen == rs->gen && rs->busy[slot];
 	if (ok) {
 		rs->busy[slot] = 0;
 		*cookie_out = rs->cookie[slot];
 		rs->free[rs->nfree++] = slot;
 	}
-	core_lock_release(&rs->lock);
+	core_spin_unlock(&rs->lock);
 	*slot_out = slot;
 	return ok;
 }
@@ -119,34 +129,43 @@ void itapi_rslots_reset(struct itapi_rslots *rs)
 {
 	uint32_t i;
 
-	core_lock_acquire(&rs->lock);
+	core_spin_lock(&rs->lock);
 	rs->gen = (rs->gen + 1) & 0x7fffffff;
 	for (i = 0; i < rs->num; i++) {
 		rs->busy[i] = 0;
 		rs->free[i] = rs->num - 1 - i;
 	}
 	rs->nfree = rs->num;
-	core_lock_release(&rs->lock);
+	core_spin_unlock(&rs->lock);
 }
 
 /* ------------------------------------------------------------------ */
 /* Posting                                                            */
 /* ------------------------------------------------------------------ */
 
-int itapi_post_sq(struct itapi_ep *ep, struct openrdma_send_wr *wr,
-		  it_dto_cookie_t cookie, it_event_type_t event,
-		  uint32_t length, bool signaled, struct itapi_obj *mem)
+/*
+ * itapi_post_sq(), inline in the it_post_* calls: with the opcode known
+ * there, what is not about it drops out.
+ */
+static inline int post_sq(struct itapi_ep *ep, struct openrdma_send_wr *wr,
+			  it_dto_cookie_t cookie, it_event_type_t event,
+			  uint32_t length, bool signaled, struct itapi_obj *mem)
 {
 	struct openrdma_send_wr *bad;
 	struct itapi_swr *s;
 	uint64_t seq;
 	int ret;
 
-	core_lock_acquire(&ep->sq_lock);
+	/*
+	 * The core's post locks the QP's queue too, but sequence order
+	 * must be queue order (a completion retires every slot before
+	 * its own), so a number is taken and posted under one lock.
+	 */
+	core_spin_lock(&ep->sq_lock);
 	seq = ep->shead;
 	if (seq - atomic_load_explicit(&ep->stail, memory_order_acquire) >=
 	    ep->ssize) {
-		core_lock_release(&ep->sq_lock);
+		core_spin_unlock(&ep->sq_lock);
 		return -OPENRDMA_ENOMEM;
 	}
 	s = &ep->sring[seq & (ep->ssize - 1)];
@@ -175,8 +194,15 @@ int itapi_post_sq(struct itapi_ep *ep, struct openrdma_send_wr *wr,
 		ret = openrdma_qp_post_send(ep->qp, wr, &bad);
 	if (!ret)
 		ep->shead = seq + 1;
-	core_lock_release(&ep->sq_lock);
+	core_spin_unlock(&ep->sq_lock);
 	return ret;
+}
+
+int itapi_post_sq(struct itapi_ep *ep, struct openrdma_send_wr *wr,
+		  it_dto_cookie_t cookie, it_event_type_t event,
+		  uint32_t length, bool signaled, struct itapi_obj *mem)
+{
+	return post_sq(ep, wr, cookie, event, length, signaled, mem);
 }
 
 /* The status of a post the core refused. */
@@ -188,14 +214,13 @@ static it_status_t post_status(int ret)
 	return itapi_status(ret, IT_ERR_INVALID_EP_STATE);
 }
 
-/* The SGEs of num segments; *total is their length. */
-static it_status_t segs_to_sges(const char *fn, const it_lmr_triplet_t *segs,
-				size_t num, size_t max,
-				struct openrdma_sge *sge, uint64_t *total)
+/* Why segs_to_sges() refused the segments: logs it, returns the status. */
+static COLD it_status_t segs_refused(const char *fn,
+				     const it_lmr_triplet_t *segs, size_t num,
+				     size_t max)
 {
-	uint64_t len = 0;
+	const struct itapi_lmr *lmr;
 	size_t i;
-	int ret;
 
 	if (num > max || num > ITAPI_MAX_SGE) {
 		openrdma_dbg(ITAPI_LOG, "%s: arg num_segments: %zu > %zu", fn,
@@ -207,101 +232,159 @@ static it_status_t segs_to_sges(const char *fn, const it_lmr_triplet_t *segs,
 		return IT_ERR_FAULT;
 	}
 	for (i = 0; i < num; i++) {
-		ret = itapi_triplet_sge(&segs[i], &sge[i]);
-		if (ret) {
-			openrdma_dbg(ITAPI_LOG, "%s: segment %zu: %s", fn, i,
-				     ret == -OPENRDMA_EMSGSIZE ?
-					     "too long" :
-					     "not a linked LMR");
-			return ret == -OPENRDMA_EMSGSIZE ?
-				       IT_ERR_INVALID_LENGTH :
-				       IT_ERR_INVALID_LMR;
+		lmr = (const struct itapi_lmr *)segs[i].lmr;
+		if (!itapi_valid(lmr, IT_HANDLE_TYPE_LMR) || !lmr->mr) {
+			openrdma_dbg(ITAPI_LOG,
+				     "%s: segment %zu: not a linked LMR", fn,
+				     i);
+			return IT_ERR_INVALID_LMR;
 		}
-		len += sge[i].length;
+		if (segs[i].length > UINT32_MAX) {
+			openrdma_dbg(ITAPI_LOG, "%s: segment %zu: too long", fn,
+				     i);
+			return IT_ERR_INVALID_LENGTH;
+		}
 	}
-	*total = len;
-	return IT_SUCCESS;
+	/* another thread changed the segments meanwhile */
+	return IT_ERR_INVALID_LMR;
 }
 
-/* The endpoint of a post: live, and of the service the call is for. */
-static it_status_t ep_check(const char *fn, const struct itapi_ep *ep,
-			    it_transport_service_type_t service)
+/*
+ * The SGEs of num segments (at most max); *total is their length.  With
+ * local set, *local tells whether every segment lies inside its LMR and
+ * that LMR is of pz, as a device would have checked an inline payload's
+ * lkey: one look at each LMR serves both.
+ */
+static inline it_status_t segs_to_sges(const char *fn,
+				       const it_lmr_triplet_t *segs, size_t num,
+				       size_t max, const struct itapi_pz *pz,
+				       struct openrdma_sge *sge,
+				       uint64_t *total, bool *local)
+{
+	const struct itapi_lmr *lmr;
+	uint64_t len = 0, base, start, off;
+	bool in = true;
+	size_t i;
+
+	if (num > max || num > ITAPI_MAX_SGE || (num && !segs))
+		goto refused;
+	for (i = 0; i < num; i++) {
+		lmr = (const struct itapi_lmr *)segs[i].lmr;
+		if (!itapi_valid(lmr, IT_HANDLE_TYPE_LMR) || !lmr->mr ||
+		    segs[i].length > UINT32_MAX)
+			goto refused;
+		base = (uint64_t)(uintptr_t)lmr->addr;
+		start = lmr->addr_mode == IT_ADDR_MODE_RELATIVE ?
+				base + segs[i].addr.rel :
+				(uint64_t)(uintptr_t)segs[i].addr.abs;
+		sge[i].addr = start;
+		sge[i].length = (uint32_t)segs[i].length;
+		sge[i].lkey = lmr->mr->lkey;
+		len += segs[i].length;
+		/* inside: start - base wraps past the length if below base */
+		off = start - base;
+		if (local && (lmr->pz != pz || off > lmr->length ||
+			      segs[i].length > lmr->length - off))
+			in = false;
+	}
+	*total = len;
+	if (local)
+		*local = in;
+	return IT_SUCCESS;
+
+refused:
+	/* written on every path: no caller reads them unset */
+	*total = 0;
+	if (local)
+		*local = false;
+	return segs_refused(fn, segs, num, max);
+}
+
+static COLD it_status_t ep_refused(const char *fn, const struct itapi_ep *ep)
 {
 	if (!itapi_valid(ep, IT_HANDLE_TYPE_EP)) {
 		openrdma_dbg(ITAPI_LOG, "%s: arg ep_handle: not an EP", fn);
 		return IT_ERR_INVALID_EP;
 	}
-	if (ep->service != service) {
-		openrdma_dbg(ITAPI_LOG, "%s: arg ep_handle: wrong service", fn);
-		return IT_ERR_INVALID_EP_TYPE;
-	}
+	openrdma_dbg(ITAPI_LOG, "%s: arg ep_handle: wrong service", fn);
+	return IT_ERR_INVALID_EP_TYPE;
+}
+
+/* The endpoint of a post: live, and of the service the call is for. */
+static inline it_status_t ep_check(const char *fn, const struct itapi_ep *ep,
+				   it_transport_service_type_t service)
+{
+	if (!itapi_valid(ep, IT_HANDLE_TYPE_EP) || ep->service != service)
+		return ep_refused(fn, ep);
 	return IT_SUCCESS;
 }
 
-static it_status_t flags_check(const char *fn, it_dto_flags_t flags,
-			       it_dto_flags_t allowed, int *send_flags)
+static COLD it_status_t flags_refused(const char *fn, it_dto_flags_t flags)
 {
-	int sf = itapi_dto_flags(flags, allowed);
-
-	if (sf < 0) {
-		if (flags & IT_UNLINK_LOCAL_SINK) {
-			openrdma_dbg(ITAPI_LOG,
-				     "%s: IT_UNLINK_LOCAL_SINK unsupported",
-				     fn);
-			return IT_ERR_OP_NOT_SUPPORTED;
-		}
-		openrdma_dbg(ITAPI_LOG, "%s: arg dto_flags: 0x%x", fn,
-			     (unsigned int)flags);
-		return IT_ERR_INVALID_DTO_FLAGS;
+	if (flags & IT_UNLINK_LOCAL_SINK) {
+		openrdma_dbg(ITAPI_LOG, "%s: IT_UNLINK_LOCAL_SINK unsupported",
+			     fn);
+		return IT_ERR_OP_NOT_SUPPORTED;
 	}
-	*send_flags = sf;
+	openrdma_dbg(ITAPI_LOG, "%s: arg dto_flags: 0x%x", fn,
+		     (unsigned int)flags);
+	return IT_ERR_INVALID_DTO_FLAGS;
+}
+
+static inline it_status_t flags_check(const char *fn, it_dto_flags_t flags,
+				      it_dto_flags_t allowed, int *send_flags)
+{
+	if (flags & ~(unsigned int)allowed) {
+		*send_flags = 0;
+		return flags_refused(fn, flags);
+	}
+	*send_flags = (int)send_flags_of(flags);
 	return IT_SUCCESS;
 }
 
 /*
- * Whether a request may go inline.  A device does not check an inline
- * payload's lkey, so the segments must lie in LMRs of the endpoint's PZ,
- * as the device would have checked them.
+ * A send request with every member a transport reads for its opcode
+ * cleared (bind_mw is read by binds only, which make their own).
  */
-static bool post_inline_ok(const struct itapi_ep *ep,
-			   const struct openrdma_send_wr *wr,
-			   const it_lmr_triplet_t *segs, size_t num,
-			   uint64_t total)
+static inline void swr_init(struct openrdma_send_wr *wr,
+			    enum openrdma_wr_opcode opcode)
 {
-	size_t i;
+	memset(wr, 0, offsetof(struct openrdma_send_wr, bind_mw));
+	wr->opcode = opcode;
+}
 
-	if (total > ep->inline_max)
-		return false;
-	switch (wr->opcode) {
+/* Opcodes whose payload may go inline. */
+static inline bool opcode_inlines(enum openrdma_wr_opcode opcode)
+{
+	switch (opcode) {
 	case OPENRDMA_WR_SEND:
 	case OPENRDMA_WR_SEND_WITH_IMM:
 	case OPENRDMA_WR_SEND_WITH_INV:
 	case OPENRDMA_WR_RDMA_WRITE:
 	case OPENRDMA_WR_RDMA_WRITE_WITH_IMM:
-		break;
+		return true;
 	default:
 		return false;
 	}
-	for (i = 0; i < num; i++)
-		if (((const struct itapi_lmr *)segs[i].lmr)->pz != ep->pz ||
-		    !itapi_triplet_inside(&segs[i]))
-			return false;
-	return true;
 }
 
-/* A send-queue request made of LMR segments. */
-static it_status_t post_segs(const char *fn, it_ep_handle_t ep_handle,
-			     it_transport_service_type_t service,
-			     struct openrdma_send_wr *wr,
-			     const it_lmr_triplet_t *segs, size_t num,
-			     size_t max_segs, it_dto_cookie_t cookie,
-			     it_dto_flags_t flags, it_dto_flags_t allowed,
-			     it_event_type_t event)
+/*
+ * A send-queue request made of LMR segments.  It goes inline when its
+ * payload fits and a device would have accepted its segments' lkeys (a
+ * device does not check an inline payload's).
+ */
+static inline it_status_t
+post_segs(const char *fn, it_ep_handle_t ep_handle,
+	  it_transport_service_type_t service, struct openrdma_send_wr *wr,
+	  const it_lmr_triplet_t *segs, size_t num, size_t max_segs,
+	  it_dto_cookie_t cookie, it_dto_flags_t flags, it_dto_flags_t allowed,
+	  it_event_type_t event)
 {
 	struct itapi_ep *ep = to_ep(ep_handle);
 	struct openrdma_sge sge[ITAPI_MAX_SGE];
 	uint64_t total;
 	it_status_t st;
+	bool local;
 	int sf, ret;
 
 	st = ep_check(fn, ep, service);
@@ -309,7 +392,7 @@ static it_status_t post_segs(const char *fn, it_ep_handle_t ep_handle,
 		return st;
 	if (max_segs == SIZE_MAX)
 		max_segs = ep->attr.max_send_segments;
-	st = segs_to_sges(fn, segs, num, max_segs, sge, &total);
+	st = segs_to_sges(fn, segs, num, max_segs, ep->pz, sge, &total, &local);
 	if (st)
 		return st;
 	if (total > ep->attr.max_dto_payload_size) {
@@ -324,10 +407,10 @@ static it_status_t post_segs(const char *fn, it_ep_handle_t ep_handle,
 	wr->sg_list = sge;
 	wr->num_sge = (int)num;
 	wr->send_flags = (unsigned int)sf;
-	if (post_inline_ok(ep, wr, segs, num, total))
+	if (local && total <= ep->inline_max && opcode_inlines(wr->opcode))
 		wr->send_flags |= OPENRDMA_SEND_INLINE;
-	ret = itapi_post_sq(ep, wr, cookie, event, (uint32_t)total,
-			    flags & IT_COMPLETION_FLAG, NULL);
+	ret = post_sq(ep, wr, cookie, event, (uint32_t)total,
+		      flags & IT_COMPLETION_FLAG, NULL);
 	return ret ? post_status(ret) : IT_SUCCESS;
 }
 
@@ -339,8 +422,7 @@ OPENRDMA_EXPORT it_status_t it_post_send(it_ep_handle_t ep_handle,
 {
 	struct openrdma_send_wr wr;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.opcode = OPENRDMA_WR_SEND;
+	swr_init(&wr, OPENRDMA_WR_SEND);
 	return post_segs("it_post_send", ep_handle, IT_RC_SERVICE, &wr,
 			 local_segments, num_segments, SIZE_MAX, cookie,
 			 dto_flags, SEND_FLAGS, IT_DTO_SEND_CMPL_EVENT);
@@ -365,8 +447,7 @@ OPENRDMA_EXPORT it_status_t it_post_send_and_unlink(
 			      "0x%llx", (unsigned long long)rmr_context);
 		return IT_ERR_INVALID_RMR;
 	}
-	memset(&wr, 0, sizeof(wr));
-	wr.opcode = OPENRDMA_WR_SEND_WITH_INV;
+	swr_init(&wr, OPENRDMA_WR_SEND_WITH_INV);
 	wr.invalidate_rkey = (uint32_t)rmr_context;
 	return post_segs("it_post_send_and_unlink", ep_handle, IT_RC_SERVICE,
 			 &wr, local_segments, num_segments, SIZE_MAX, cookie,
@@ -397,8 +478,7 @@ OPENRDMA_EXPORT it_status_t it_post_sendto(
 			      "not an address handle of the IA");
 		return IT_ERR_INVALID_AH;
 	}
-	memset(&wr, 0, sizeof(wr));
-	wr.opcode = OPENRDMA_WR_SEND;
+	swr_init(&wr, OPENRDMA_WR_SEND);
 	wr.wr.ud.ah = atomic_load_explicit(&ah->ah, memory_order_acquire);
 	wr.wr.ud.remote_qpn = remote_ep_addr->addr.ud.ep_info.ud_ep_id;
 	wr.wr.ud.remote_qkey = remote_ep_addr->addr.ud.ep_info.ud_ep_key;
@@ -420,8 +500,7 @@ OPENRDMA_EXPORT it_status_t it_post_rdma_write(
 			      (unsigned long long)rmr_context);
 		return IT_ERR_INVALID_RMR;
 	}
-	memset(&wr, 0, sizeof(wr));
-	wr.opcode = OPENRDMA_WR_RDMA_WRITE;
+	swr_init(&wr, OPENRDMA_WR_RDMA_WRITE);
 	wr.wr.rdma.remote_addr = rdma_addr;
 	wr.wr.rdma.rkey = (uint32_t)rmr_context;
 	return post_segs("it_post_rdma_write", ep_handle, IT_RC_SERVICE, &wr,
@@ -446,8 +525,7 @@ OPENRDMA_EXPORT it_status_t it_post_rdma_read(
 			      (unsigned long long)rmr_context);
 		return IT_ERR_INVALID_RMR;
 	}
-	memset(&wr, 0, sizeof(wr));
-	wr.opcode = OPENRDMA_WR_RDMA_READ;
+	swr_init(&wr, OPENRDMA_WR_RDMA_READ);
 	wr.wr.rdma.remote_addr = rdma_addr;
 	wr.wr.rdma.rkey = (uint32_t)rmr_context;
 	return post_segs("it_post_rdma_read", ep_handle, IT_RC_SERVICE, &wr,
@@ -535,8 +613,7 @@ OPENRDMA_EXPORT it_status_t it_post_rdma_read_to_rmr(
 	}
 	if (total > ep->attr.max_dto_payload_size)
 		return IT_ERR_PAYLOAD_SIZE;
-	memset(&wr, 0, sizeof(wr));
-	wr.opcode = OPENRDMA_WR_RDMA_READ;
+	swr_init(&wr, OPENRDMA_WR_RDMA_READ);
 	wr.sg_list = sge;
 	wr.num_sge = (int)num_segments;
 	wr.send_flags = (unsigned int)sf;
@@ -584,13 +661,12 @@ OPENRDMA_EXPORT it_status_t it_post_atomic(
 		openrdma_dbg(ITAPI_LOG, "it_post_atomic: no atomics here");
 		return IT_ERR_OP_NOT_SUPPORTED;
 	}
-	memset(&wr, 0, sizeof(wr));
 	if (op == IT_COMPARE_AND_SWAP) {
-		wr.opcode = OPENRDMA_WR_ATOMIC_CMP_AND_SWP;
+		swr_init(&wr, OPENRDMA_WR_ATOMIC_CMP_AND_SWP);
 		wr.wr.atomic.compare_add = compare;
 		wr.wr.atomic.swap = swap_or_add;
 	} else {
-		wr.opcode = OPENRDMA_WR_ATOMIC_FETCH_AND_ADD;
+		swr_init(&wr, OPENRDMA_WR_ATOMIC_FETCH_AND_ADD);
 		wr.wr.atomic.compare_add = swap_or_add;
 	}
 	wr.wr.atomic.remote_addr = rdma_addr;
@@ -603,9 +679,9 @@ OPENRDMA_EXPORT it_status_t it_post_atomic(
 }
 
 /* A receive on an endpoint's own queue (UD: after its GRH area). */
-static it_status_t post_recv_ep(struct itapi_ep *ep,
-				const it_lmr_triplet_t *segs, size_t num,
-				it_dto_cookie_t cookie)
+static HOT_INLINE it_status_t post_recv_ep(struct itapi_ep *ep,
+					   const it_lmr_triplet_t *segs,
+					   size_t num, it_dto_cookie_t cookie)
 {
 	struct openrdma_sge sge[ITAPI_MAX_SGE + 1];
 	struct openrdma_recv_wr wr, *bad;
@@ -616,10 +692,10 @@ static it_status_t post_recv_ep(struct itapi_ep *ep,
 	int ret;
 
 	st = segs_to_sges("it_post_recv", segs, num, ep->attr.max_recv_segments,
-			  sge + first, &total);
+			  NULL, sge + first, &total, NULL);
 	if (st)
 		return st;
-	ret = itapi_rslots_get(&ep->rslots, cookie, &wr.wr_id, &slot);
+	ret = rslots_get(&ep->rslots, cookie, &wr.wr_id, &slot);
 	if (ret)
 		return IT_ERR_TOO_MANY_POSTS;
 	if (first) {
@@ -636,7 +712,7 @@ static it_status_t post_recv_ep(struct itapi_ep *ep,
 	wr.num_sge = (int)(num + first);
 	ret = openrdma_qp_post_recv(ep->qp, &wr, &bad);
 	if (ret) {
-		itapi_rslots_put(&ep->rslots, wr.wr_id, &cookie, &slot);
+		rslots_put(&ep->rslots, wr.wr_id, &cookie, &slot);
 		return post_status(ret);
 	}
 	return IT_SUCCESS;
@@ -653,11 +729,11 @@ static it_status_t post_recv_srq(struct itapi_srq *srq,
 	it_status_t st;
 	int ret;
 
-	st = segs_to_sges("it_post_recv", segs, num, srq->max_recv_segs, sge,
-			  &total);
+	st = segs_to_sges("it_post_recv", segs, num, srq->max_recv_segs, NULL,
+			  sge, &total, NULL);
 	if (st)
 		return st;
-	ret = itapi_rslots_get(&srq->slots, cookie, &wr.wr_id, &slot);
+	ret = rslots_get(&srq->slots, cookie, &wr.wr_id, &slot);
 	if (ret)
 		return IT_ERR_TOO_MANY_POSTS;
 	wr.next = NULL;
@@ -665,7 +741,7 @@ static it_status_t post_recv_srq(struct itapi_srq *srq,
 	wr.num_sge = (int)num;
 	ret = openrdma_srq_post_recv(srq->srq, &wr, &bad);
 	if (ret) {
-		itapi_rslots_put(&srq->slots, wr.wr_id, &cookie, &slot);
+		rslots_put(&srq->slots, wr.wr_id, &cookie, &slot);
 		return post_status(ret);
 	}
 	return IT_SUCCESS;
@@ -772,8 +848,8 @@ static void sq_retire(struct itapi_ep *ep, uint64_t seq)
 		;
 }
 
-static int send_convert(struct itapi_evd *evd, struct itapi_ep *ep,
-			const struct openrdma_wc *wc, it_event_t *ev)
+static inline int send_convert(struct itapi_evd *evd, struct itapi_ep *ep,
+			       const struct openrdma_wc *wc, it_event_t *ev)
 {
 	const struct itapi_swr *s = &ep->sring[wc->wr_id & (ep->ssize - 1)];
 	it_dto_cmpl_event_t *d = &ev->dto_cmpl;
@@ -782,6 +858,11 @@ static int send_convert(struct itapi_evd *evd, struct itapi_ep *ep,
 	if (s->seq != wc->wr_id)
 		return CORE_EVD_SKIP;
 	status = wc_status(wc->status, s->event);
+	/* a skipped completion leaves ev alone: it may be the caller's */
+	if (status == IT_DTO_SUCCESS && !s->signaled) {
+		sq_retire(ep, wc->wr_id);
+		return CORE_EVD_SKIP;
+	}
 	d->event_number = s->event;
 	d->evd = (it_evd_handle_t)evd;
 	d->ep = (it_ep_handle_t)ep;
@@ -792,42 +873,22 @@ static int send_convert(struct itapi_evd *evd, struct itapi_ep *ep,
 	if (status != IT_DTO_SUCCESS && s->event == IT_RMR_LINK_CMPL_EVENT)
 		itapi_rmr_link_failed(ep->obj.ia, s->mem);
 	sq_retire(ep, wc->wr_id);
-	if (status == IT_DTO_SUCCESS && !s->signaled)
-		return CORE_EVD_SKIP;
 	return 0;
 }
 
-static int recv_convert(struct itapi_evd *evd, struct itapi_ep *ep,
-			const struct openrdma_wc *wc, it_event_t *ev)
+/* The UD part of a receive's event: length, sender, path. */
+static void ud_recv_convert(struct itapi_ep *ep, const struct openrdma_wc *wc,
+			    uint32_t slot, it_all_dto_cmpl_event_t *d)
 {
-	struct itapi_rslots *rs = ep->srq ? &ep->srq->slots : &ep->rslots;
-	it_all_dto_cmpl_event_t *d = &ev->all_dto_cmpl;
 	const struct openrdma_grh *grh;
-	it_dto_cookie_t cookie;
-	uint32_t slot;
 
-	if (!itapi_rslots_put(rs, wc->wr_id, &cookie, &slot))
-		return CORE_EVD_SKIP;
-	d->evd = (it_evd_handle_t)evd;
-	d->ep = (it_ep_handle_t)ep;
-	d->cookie = cookie;
-	d->dto_status = wc_status(wc->status, IT_DTO_RC_RECV_CMPL_EVENT);
-	d->unlinked_mr_handle = NULL;
-	if (ep->service == IT_RC_SERVICE) {
-		d->event_number = IT_DTO_RC_RECV_CMPL_EVENT;
-		d->transferred_length = wc->status ? 0 : wc->byte_len;
-		if (!wc->status && (wc->wc_flags & OPENRDMA_WC_WITH_INV))
-			d->unlinked_mr_handle = itapi_rmr_invalidated(
-				ep->obj.ia, wc->invalidated_rkey);
-		return 0;
-	}
 	d->event_number = IT_DTO_UD_RECV_CMPL_EVENT;
 	d->transferred_length = 0;
 	d->flags = (it_dto_ud_flags_t)0;
 	d->ud_ep_id = wc->src_qp;
 	memset(&d->src_path, 0, sizeof(d->src_path));
 	if (wc->status)
-		return 0;
+		return;
 	/* the GRH area is the endpoint's, not the consumer's */
 	d->transferred_length = wc->byte_len >= OPENRDMA_GRH_LEN ?
 					wc->byte_len - OPENRDMA_GRH_LEN :
@@ -840,7 +901,51 @@ static int recv_convert(struct itapi_evd *evd, struct itapi_ep *ep,
 							    OPENRDMA_GRH_LEN);
 	}
 	itapi_path_from_recv(ep->obj.ia, ep->spigot_id, wc, grh, &d->src_path);
+}
+
+static inline int recv_convert(struct itapi_evd *evd, struct itapi_ep *ep,
+			       const struct openrdma_wc *wc, it_event_t *ev)
+{
+	struct itapi_rslots *rs = ep->srq ? &ep->srq->slots : &ep->rslots;
+	it_all_dto_cmpl_event_t *d = &ev->all_dto_cmpl;
+	it_dto_cookie_t cookie;
+	uint32_t slot;
+
+	if (!rslots_put(rs, wc->wr_id, &cookie, &slot))
+		return CORE_EVD_SKIP;
+	d->evd = (it_evd_handle_t)evd;
+	d->ep = (it_ep_handle_t)ep;
+	d->cookie = cookie;
+	d->dto_status = wc_status(wc->status, IT_DTO_RC_RECV_CMPL_EVENT);
+	d->unlinked_mr_handle = NULL;
+	if (ep->service != IT_RC_SERVICE) {
+		ud_recv_convert(ep, wc, slot, d);
+		return 0;
+	}
+	d->event_number = IT_DTO_RC_RECV_CMPL_EVENT;
+	d->transferred_length = wc->status ? 0 : wc->byte_len;
+	if (!wc->status && (wc->wc_flags & OPENRDMA_WC_WITH_INV))
+		d->unlinked_mr_handle =
+			itapi_rmr_invalidated(ep->obj.ia, wc->invalidated_rkey);
 	return 0;
+}
+
+/* The endpoint of a completion that is not the last one's. */
+static COLD struct itapi_ep *ep_find(struct itapi_evd *evd, uint32_t qpn,
+				     bool recv)
+{
+	struct itapi_ep *ep;
+
+	if (recv) {
+		HASH_FIND(recv_hh, evd->recv_eps, &qpn, sizeof(qpn), ep);
+		if (ep)
+			evd->recv_last = ep;
+	} else {
+		HASH_FIND(req_hh, evd->req_eps, &qpn, sizeof(qpn), ep);
+		if (ep)
+			evd->req_last = ep;
+	}
+	return ep;
 }
 
 int itapi_dto_convert(void *arg, const struct openrdma_wc *wc, void *rec)
@@ -848,30 +953,19 @@ int itapi_dto_convert(void *arg, const struct openrdma_wc *wc, void *rec)
 	struct itapi_evd *evd = arg;
 	uint32_t qpn = wc->qp_num;
 	struct itapi_ep *ep;
-	int ret = CORE_EVD_SKIP;
 
-	/* the table lock keeps the endpoint alive while it is read */
-	core_lock_acquire(&evd->tab_lock);
+	/*
+	 * The engine holds the SEVD's lock, under which the tables change
+	 * (ep.c): the endpoint stays listed, and so alive, meanwhile.
+	 */
 	if (wc->wr_id & ITAPI_WRID_RECV) {
 		ep = evd->recv_last;
-		if (!ep || ep->qpn != qpn) {
-			HASH_FIND(recv_hh, evd->recv_eps, &qpn, sizeof(qpn),
-				  ep);
-			if (ep)
-				evd->recv_last = ep;
-		}
-		if (ep)
-			ret = recv_convert(evd, ep, wc, rec);
-	} else {
-		ep = evd->req_last;
-		if (!ep || ep->qpn != qpn) {
-			HASH_FIND(req_hh, evd->req_eps, &qpn, sizeof(qpn), ep);
-			if (ep)
-				evd->req_last = ep;
-		}
-		if (ep)
-			ret = send_convert(evd, ep, wc, rec);
+		if (!ep || ep->qpn != qpn)
+			ep = ep_find(evd, qpn, true);
+		return ep ? recv_convert(evd, ep, wc, rec) : CORE_EVD_SKIP;
 	}
-	core_lock_release(&evd->tab_lock);
-	return ret;
+	ep = evd->req_last;
+	if (!ep || ep->qpn != qpn)
+		ep = ep_find(evd, qpn, false);
+	return ep ? send_convert(evd, ep, wc, rec) : CORE_EVD_SKIP;
 }

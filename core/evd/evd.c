@@ -6,12 +6,47 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/futex.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 
 #include <openrdma/errno.h>
 #include <openrdma/log.h>
 
 #include "core/evd/evd_priv.h"
+
+/* Looks at a taken lock this many times before sleeping on it. */
+#define EVD_MUTEX_SPINS 100
+
+static long mutex_futex(struct evd_mutex *m, int op, unsigned int val)
+{
+	return syscall(SYS_futex, (uint32_t *)(void *)&m->word, op, val, NULL,
+		       NULL, 0);
+}
+
+void evd_mutex_wait(struct evd_mutex *m)
+{
+	unsigned int c, n;
+
+	/* a short section ends soon: take the lock as it comes free */
+	for (n = 0; n < EVD_MUTEX_SPINS; n++) {
+		core_cpu_relax();
+		c = 0;
+		if (!atomic_load_explicit(&m->word, memory_order_relaxed) &&
+		    atomic_compare_exchange_weak_explicit(&m->word, &c, 1,
+							  memory_order_acquire,
+							  memory_order_relaxed))
+			return;
+	}
+	/* taken as 2 from now on: the unlock that frees it wakes a sleeper */
+	while (atomic_exchange_explicit(&m->word, 2, memory_order_acquire))
+		mutex_futex(m, FUTEX_WAIT_PRIVATE, 2);
+}
+
+void evd_mutex_wake(struct evd_mutex *m)
+{
+	mutex_futex(m, FUTEX_WAKE_PRIVATE, 1);
+}
 
 void core_evd_get(struct core_evd *evd)
 {
@@ -25,7 +60,6 @@ static void evd_destroy(struct core_evd *evd)
 	if (evd->fd >= 0)
 		close(evd->fd);
 	free(evd->ring);
-	core_lock_destroy(&evd->lock);
 	pthread_mutex_destroy(&evd->ctl);
 	free(evd);
 }
@@ -36,25 +70,16 @@ void core_evd_put(struct core_evd *evd)
 		evd_destroy(evd);
 }
 
-void core_evd_lock(struct core_evd *evd)
-{
-	core_lock_acquire(&evd->lock);
-}
-
-void core_evd_unlock(struct core_evd *evd)
+void core_evd_unlock_slow(struct core_evd *evd)
 {
 	bool report = evd->ovf_report, wake = evd->wake_pending;
 	bool futex = evd->sleep_futex;
 	int fd = evd->wake_fd;
 
-	if (!report && !wake) {
-		core_lock_release(&evd->lock);
-		return;
-	}
 	evd->ovf_report = false;
 	evd->wake_pending = false;
 	core_evd_get(evd);
-	core_lock_release(&evd->lock);
+	evd_mutex_unlock(&evd->lock);
 	if (wake)
 		core_evd_waiter_wake(evd, futex, fd);
 	/* The report posts to another EVD: no lock of ours may be held. */
@@ -142,9 +167,7 @@ int core_evd_create(const struct core_evd_attr *attr, struct core_evd **evd_out)
 	ret = -pthread_mutex_init(&evd->ctl, NULL);
 	if (ret)
 		goto err_free;
-	ret = core_lock_init(&evd->lock, CORE_LOCK_MUTEX);
-	if (ret)
-		goto err_ctl;
+	evd_mutex_init(&evd->lock);
 	if (attr->streams != CORE_EVD_STREAM_AEVD) {
 		evd->rec_size = attr->rec_size;
 		evd->stride = (attr->rec_size + 7) & ~(size_t)7;
@@ -152,7 +175,7 @@ int core_evd_create(const struct core_evd_attr *attr, struct core_evd **evd_out)
 		evd->ring = malloc(evd->cap * evd->stride);
 		if (!evd->ring) {
 			ret = -OPENRDMA_ENOMEM;
-			goto err_lock;
+			goto err_ctl;
 		}
 	}
 	if (attr->flags & CORE_EVD_FD) {
@@ -180,8 +203,6 @@ int core_evd_create(const struct core_evd_attr *attr, struct core_evd **evd_out)
 
 err_ring:
 	free(evd->ring);
-err_lock:
-	core_lock_destroy(&evd->lock);
 err_ctl:
 	pthread_mutex_destroy(&evd->ctl);
 err_free:

@@ -80,7 +80,10 @@ enum {
  * call the engine.  Return 0 to queue rec, CORE_EVD_SKIP to drop it.  The
  * CQ converter runs under the EVD's lock, on the dispatcher thread or in
  * the thread that dequeues or waits; the CM and async converters run on
- * the dispatcher thread.
+ * the dispatcher thread.  A CQ converter writes rec only when it returns
+ * 0: a dequeue or wait that finds nothing queued converts the next
+ * completion straight into its caller's record (openrdma_evd(7), "Direct
+ * pull"), which a failed call must leave as it was.
  */
 typedef int (*core_evd_wc_fn)(void *arg, const struct openrdma_wc *wc,
 			      void *rec);
@@ -258,6 +261,13 @@ OPENRDMA_EXPORT int core_evd_cq_bind(struct core_evd *evd,
 				     core_evd_wc_fn convert, void *arg);
 OPENRDMA_EXPORT int core_evd_cq_unbind(struct core_evd *evd,
 				       struct openrdma_cq *cq);
+/*
+ * Runs fn(arg) under the EVD's lock, which every run of its CQ
+ * converters holds: a front end changes what they read (its tables of
+ * endpoints) there, and the converters need no lock of their own.  fn
+ * must not call the engine.
+ */
+void core_evd_locked(struct core_evd *evd, void (*fn)(void *arg), void *arg);
 /* Feeds the events of a CM channel (its fd is made non-blocking). */
 OPENRDMA_EXPORT int core_evd_cm_bind(struct core_evd *evd,
 				     struct openrdma_cm_channel *ch,

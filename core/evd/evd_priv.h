@@ -16,6 +16,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <uthash.h>
 
 #include "core/lock.h"
 #include "core/evd/evd.h"
@@ -28,12 +29,61 @@ enum evd_cb_state {
 	EVD_CB_RUNNING,
 };
 
-struct evd_cq_src;
 struct evd_cm_src;
+
+/* A CQ that feeds an EVD (source_cq.c). */
+struct evd_cq_src {
+	struct openrdma_cq *cq;
+	struct core_evd *evd;
+	core_evd_wc_fn convert;
+	void *arg;
+	bool overrun; /* the CQ lost completions: it is not polled again */
+	struct evd_cq_src *next, *prev; /* evd->cqs */
+	UT_hash_handle hh; /* cq_map */
+};
+
+/*
+ * The EVD lock: a mutex, since it is held across system calls (eventfd
+ * writes, channel reads) and converters that lock, so a thread that finds
+ * it taken must be able to sleep; but one that costs an uncontended taker
+ * one atomic operation each way, a fraction of a pthread mutex's
+ * instructions (every dequeue and wait takes it).  The word is 0 when
+ * free, 1 when taken, 2 when taken and a thread may sleep on it (U.
+ * Drepper, "Futexes Are Tricky", mutex 3); a taker spins briefly before
+ * it sleeps.
+ */
+struct evd_mutex {
+	atomic_uint word;
+};
+
+/* Contended halves of evd_mutex_lock() and evd_mutex_unlock() (evd.c). */
+void evd_mutex_wait(struct evd_mutex *m);
+void evd_mutex_wake(struct evd_mutex *m);
+
+static inline void evd_mutex_init(struct evd_mutex *m)
+{
+	atomic_init(&m->word, 0);
+}
+
+static inline void evd_mutex_lock(struct evd_mutex *m)
+{
+	unsigned int free_word = 0;
+
+	if (!atomic_compare_exchange_strong_explicit(&m->word, &free_word, 1,
+						     memory_order_acquire,
+						     memory_order_relaxed))
+		evd_mutex_wait(m);
+}
+
+static inline void evd_mutex_unlock(struct evd_mutex *m)
+{
+	if (atomic_exchange_explicit(&m->word, 0, memory_order_release) == 2)
+		evd_mutex_wake(m);
+}
 
 struct core_evd {
 	pthread_mutex_t ctl;
-	struct core_lock lock;
+	struct evd_mutex lock;
 	atomic_uint ref;
 	uint32_t streams;
 	uint32_t flags;
@@ -148,9 +198,23 @@ static inline bool evd_push_mode(const struct core_evd *evd)
 /* evd.c */
 void core_evd_get(struct core_evd *evd);
 void core_evd_put(struct core_evd *evd);
-void core_evd_lock(struct core_evd *evd);
-/* Unlocks, then runs a due overflow report. */
-void core_evd_unlock(struct core_evd *evd);
+/* core_evd_unlock() with a wake or an overflow report due. */
+void core_evd_unlock_slow(struct core_evd *evd);
+
+static inline void core_evd_lock(struct core_evd *evd)
+{
+	evd_mutex_lock(&evd->lock);
+}
+
+/* Unlocks, then wakes the waiter and runs the overflow report due. */
+static inline void core_evd_unlock(struct core_evd *evd)
+{
+	if (evd->ovf_report || evd->wake_pending)
+		core_evd_unlock_slow(evd);
+	else
+		evd_mutex_unlock(&evd->lock);
+}
+
 /* Propagates a change of count or state to the fd, the waiter, the AEVD
  * and the callback.  Lock held. */
 void core_evd_update(struct core_evd *evd);
@@ -197,7 +261,79 @@ void core_evd_waiter_gone(struct core_evd *evd);
 void core_evd_waiter_wake(struct core_evd *evd, bool futex, int fd);
 
 /* source_cq.c */
-void core_evd_cq_pull(struct core_evd *evd);
+/*
+ * Moves the CQs' completions into the ring (lock held).  With first set
+ * (the ring empty: the caller checked), the first completion the
+ * converter keeps goes to first instead, and the call returns whether
+ * one did: a dequeue or wait that finds nothing queued hands its caller a
+ * completion with no trip through the ring.  Either way the CQs are
+ * polled as a pull with nothing queued would poll them, so the order of
+ * events and what the ring holds afterwards are the same.
+ */
+bool core_evd_cq_pull_first(struct core_evd *evd, void *first);
+
+static inline void core_evd_cq_pull(struct core_evd *evd)
+{
+	core_evd_cq_pull_first(evd, NULL);
+}
+
+/* A poll of src failed with err: an overrun is the EVD's overflow. */
+void core_evd_cq_poll_failed(struct core_evd *evd, struct evd_cq_src *src,
+			     int err);
+
+/*
+ * core_evd_cq_pull_first() for a caller that wants one record and not
+ * the count of those behind it: a single CQ is polled one completion at
+ * a time, and what follows stays in the CQ, where a pull would find it
+ * next.  Lock held, the ring empty.
+ */
+static inline bool core_evd_cq_take_one(struct core_evd *evd, void *rec)
+{
+	struct evd_cq_src *src = evd->cqs;
+	struct openrdma_wc wc;
+	int n;
+
+	/* several CQs: polled in their order, as a pull polls them */
+	if (src->next)
+		return core_evd_cq_pull_first(evd, rec);
+	while (!src->overrun) {
+		n = openrdma_cq_poll(src->cq, 1, &wc);
+		if (n == 1) {
+			if (!src->convert(src->arg, &wc, rec))
+				return true;
+			continue;
+		}
+		if (n < 0)
+			core_evd_cq_poll_failed(evd, src, n);
+		break;
+	}
+	return false;
+}
+
+/*
+ * Whether a take may convert the next CQ completion straight into the
+ * caller's record: nothing queued ahead of it, no overflow to report
+ * first, and pull mode (the dispatcher moves nothing into the ring, so
+ * the fd, the callback and the AEVD have nothing to see).  Lock held.
+ */
+static inline bool evd_direct_ok(const struct core_evd *evd)
+{
+	return evd->cqs && !evd->chan_watch && evd_count(evd) == 0 &&
+	       !evd->overflowed;
+}
+
+/*
+ * The bookkeeping of a take that core_evd_cq_pull_first() filled: the
+ * same as a pop's, and the update a pop would be followed by when the
+ * pull changed what the fd, a waiter, the AEVD or the callback see.
+ */
+static inline void evd_direct_taken(struct core_evd *evd)
+{
+	evd->ovf_episode = false;
+	if (evd_count(evd) || evd->overflowed)
+		core_evd_update(evd);
+}
+
 void core_evd_cq_arm(struct core_evd *evd);
 /* Consumes pending channel notifications. Lock held. */
 void core_evd_chan_drain(struct core_evd *evd);

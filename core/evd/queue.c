@@ -156,7 +156,18 @@ int core_evd_dequeue(struct core_evd *evd, void *rec)
 	if (evd_is_aevd(evd))
 		return core_evd_aevd_take(evd, rec, NULL);
 	core_evd_lock(evd);
-	ret = core_evd_take(evd, rec);
+	if (evd_direct_ok(evd)) {
+		/* nothing queued: a completion goes straight to rec */
+		if (core_evd_cq_take_one(evd, rec)) {
+			evd_direct_taken(evd);
+			core_evd_unlock(evd);
+			return 0;
+		}
+		/* none kept, so the ring is still empty: no second poll */
+		ret = core_evd_pop(evd, rec);
+	} else {
+		ret = core_evd_take(evd, rec);
+	}
 	/* even a failed take may have pulled, or met a CQ overrun */
 	core_evd_update(evd);
 	core_evd_unlock(evd);

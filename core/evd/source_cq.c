@@ -22,25 +22,16 @@
 
 #include "core/evd/evd_priv.h"
 
-struct evd_cq_src {
-	struct openrdma_cq *cq;
-	struct core_evd *evd;
-	core_evd_wc_fn convert;
-	void *arg;
-	bool overrun; /* the CQ lost completions: it is not polled again */
-	struct evd_cq_src *next, *prev; /* evd->cqs */
-	UT_hash_handle hh; /* cq_map */
-};
-
 /* every bound CQ, by address; core_evd_reg_lock */
 static struct evd_cq_src *cq_map;
 
 #define PULL_BATCH 16
 
-void core_evd_cq_pull(struct core_evd *evd)
+bool core_evd_cq_pull_first(struct core_evd *evd, void *first)
 {
 	struct openrdma_wc wc[PULL_BATCH];
 	struct evd_cq_src *src;
+	void *filled = first;
 	size_t space;
 	int i, n, want;
 
@@ -50,28 +41,49 @@ void core_evd_cq_pull(struct core_evd *evd)
 			space = evd->cap - evd_count(evd);
 			if (!space) {
 				evd->backlog = true;
-				return;
+				return !first && filled;
 			}
 			want = space < PULL_BATCH ? (int)space : PULL_BATCH;
 			n = openrdma_cq_poll(src->cq, want, wc);
-			if (n == -OPENRDMA_EOVERFLOW) {
-				src->overrun = true;
-				core_evd_overflow(evd);
-				break;
-			}
 			if (n < 0) {
-				openrdma_warn(EVD_LOG, "cq_poll: %s",
-					      openrdma_strerror(n));
+				core_evd_cq_poll_failed(evd, src, n);
 				break;
 			}
-			for (i = 0; i < n; i++)
-				if (!src->convert(src->arg, &wc[i],
-						  core_evd_slot_tail(evd)))
+			for (i = 0; i < n; i++) {
+				/* the converter writes first only to keep it */
+				if (first) {
+					if (!src->convert(src->arg, &wc[i],
+							  first))
+						first = NULL;
+				} else if (!src->convert(
+						   src->arg, &wc[i],
+						   core_evd_slot_tail(evd))) {
 					core_evd_slot_commit(evd);
+				}
+			}
 			if (n < want)
 				break;
 		}
 	}
+	return !first && filled;
+}
+
+void core_evd_cq_poll_failed(struct core_evd *evd, struct evd_cq_src *src,
+			     int err)
+{
+	if (err == -OPENRDMA_EOVERFLOW) {
+		src->overrun = true;
+		core_evd_overflow(evd);
+	} else {
+		openrdma_warn(EVD_LOG, "cq_poll: %s", openrdma_strerror(err));
+	}
+}
+
+void core_evd_locked(struct core_evd *evd, void (*fn)(void *arg), void *arg)
+{
+	core_evd_lock(evd);
+	fn(arg);
+	core_evd_unlock(evd);
 }
 
 void core_evd_cq_arm(struct core_evd *evd)

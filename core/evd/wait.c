@@ -165,7 +165,8 @@ static void waiter_enter(struct core_evd *evd, bool *entered)
 
 /*
  * Returns 0 once the condition holds, the waiter registered (*entered)
- * if it had to wait.  Lock held.  *deadline is 0 until
+ * if it had to wait; looked: the caller's direct pull (thr 1) just found
+ * nothing, which stands for the first look.  Lock held.  *deadline is 0 until
  * the clock is first read: by a spinning waiter once in SPIN_CLOCK_TURNS
  * failed looks, by a sleeping one before it sleeps.  In some virtual
  * machines a clock read is a system call that reads an emulated timer,
@@ -173,7 +174,7 @@ static void waiter_enter(struct core_evd *evd, bool *entered)
  * SPIN_CLOCK_TURNS looks late.
  */
 static int wait_block(struct core_evd *evd, size_t thr, uint64_t timeout_us,
-		      int64_t *deadline, bool *entered)
+		      bool looked, int64_t *deadline, bool *entered)
 {
 	int64_t spin_end = 0, t;
 	unsigned int turns = 0;
@@ -183,7 +184,10 @@ static int wait_block(struct core_evd *evd, size_t thr, uint64_t timeout_us,
 	pthread_once(&spin_once, spin_init);
 	spin = spin_ns > 0;
 	for (;;) {
-		ret = wait_ready(evd, thr);
+		/* a direct pull that found nothing was the first look; the
+		 * ring is still empty, and only an overrun it met is new */
+		ret = looked ? evd->overflowed : wait_ready(evd, thr);
+		looked = false;
 		if (ret)
 			return ret < 0 ? ret : 0;
 		if (!timeout_us)
@@ -252,8 +256,10 @@ void core_evd_waiter_gone(struct core_evd *evd)
 }
 
 /* An AEVD wait: for a notice, then a record (rec) or the member (sevd). */
-static int aevd_wait(struct core_evd *aevd, uint64_t timeout_us, void *rec,
-		     struct core_evd **sevd_out, size_t *nmore_out)
+static __attribute__((noinline)) int aevd_wait(struct core_evd *aevd,
+					       uint64_t timeout_us, void *rec,
+					       struct core_evd **sevd_out,
+					       size_t *nmore_out)
 {
 	int64_t deadline = 0;
 	bool entered = false;
@@ -267,7 +273,8 @@ static int aevd_wait(struct core_evd *aevd, uint64_t timeout_us, void *rec,
 	/* the take below drops the lock: be the waiter throughout */
 	waiter_enter(aevd, &entered);
 	for (;;) {
-		ret = wait_block(aevd, 1, timeout_us, &deadline, &entered);
+		ret = wait_block(aevd, 1, timeout_us, false, &deadline,
+				 &entered);
 		if (ret)
 			break;
 		core_evd_unlock(aevd);
@@ -293,26 +300,20 @@ static int wait_take(struct core_evd *evd, void *rec, size_t *nmore_out)
 	return ret;
 }
 
-int core_evd_wait(struct core_evd *evd, uint64_t timeout_us, size_t threshold,
-		  void *rec, size_t *nmore_out)
+/*
+ * A wait past its first look (looked: a direct pull made it and found
+ * nothing).  Lock held on entry, released on return.
+ */
+static __attribute__((noinline)) int wait_on(struct core_evd *evd,
+					     uint64_t timeout_us, size_t thr,
+					     bool looked, void *rec,
+					     size_t *nmore_out)
 {
 	int64_t deadline = 0;
 	bool entered = false;
-	size_t thr;
 	int ret;
 
-	if (!rec)
-		return -OPENRDMA_EINVAL;
-	if (evd_is_aevd(evd))
-		return aevd_wait(evd, timeout_us, rec, NULL, nmore_out);
-	core_evd_lock(evd);
-	thr = threshold ? threshold : evd->threshold;
-	if (thr > evd->cap)
-		ret = -OPENRDMA_EINVAL;
-	else if (evd->waiter)
-		ret = -OPENRDMA_EBUSY;
-	else
-		ret = wait_block(evd, thr, timeout_us, &deadline, &entered);
+	ret = wait_block(evd, thr, timeout_us, looked, &deadline, &entered);
 	if (!ret)
 		ret = wait_take(evd, rec, nmore_out);
 	/* a wait whose record was at hand held the lock throughout and
@@ -322,6 +323,43 @@ int core_evd_wait(struct core_evd *evd, uint64_t timeout_us, size_t threshold,
 	else
 		core_evd_unlock(evd);
 	return ret;
+}
+
+int core_evd_wait(struct core_evd *evd, uint64_t timeout_us, size_t threshold,
+		  void *rec, size_t *nmore_out)
+{
+	bool looked = false;
+	size_t thr;
+	int ret;
+
+	if (!rec)
+		return -OPENRDMA_EINVAL;
+	if (evd_is_aevd(evd))
+		return aevd_wait(evd, timeout_us, rec, NULL, nmore_out);
+	core_evd_lock(evd);
+	thr = threshold ? threshold : evd->threshold;
+	if (thr > evd->cap || evd->waiter) {
+		ret = thr > evd->cap ? -OPENRDMA_EINVAL : -OPENRDMA_EBUSY;
+		core_evd_unlock(evd);
+		return ret;
+	}
+	if (thr == 1 && !evd->dead && evd->waitable && evd_direct_ok(evd)) {
+		/*
+		 * The first look: a completion there goes straight to rec,
+		 * with no ring and no clock.  nmore counts what a pull
+		 * leaves in the ring.
+		 */
+		if (nmore_out ? core_evd_cq_pull_first(evd, rec) :
+				core_evd_cq_take_one(evd, rec)) {
+			evd_direct_taken(evd);
+			if (nmore_out)
+				*nmore_out = evd_count(evd);
+			core_evd_unlock(evd);
+			return 0;
+		}
+		looked = true;
+	}
+	return wait_on(evd, timeout_us, thr, looked, rec, nmore_out);
 }
 
 int core_evd_notify_wait(struct core_evd *aevd, uint64_t timeout_us,

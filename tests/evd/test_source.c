@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <criterion/criterion.h>
@@ -504,6 +505,272 @@ Test(evd_source, cq_channel_serves_one_evd, .init = self_open,
 	cr_assert_eq(core_evd_cq_bind(b, cq2, wc_to_rec, &res), 0);
 	core_evd_free(b);
 	cr_assert_eq(openrdma_cq_destroy(cq2), 0);
+}
+
+/* ------------------------------------------------------------ direct pull */
+
+/* A second RC QP in INIT whose queues complete on cq. */
+static struct openrdma_qp *qp_on(struct openrdma_cq *cq)
+{
+	struct openrdma_qp_init_attr qia = {
+		.qp_type = OPENRDMA_QPT_RC,
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = { .max_send_wr = 4,
+			 .max_recv_wr = 32,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct openrdma_qp_attr qa = {
+		.qp_state = OPENRDMA_QPS_INIT,
+		.port_num = 1,
+	};
+	struct openrdma_qp *qp;
+
+	cr_assert_eq(openrdma_qp_create(res.pd, &qia, &qp), 0);
+	cr_assert_eq(openrdma_qp_modify(qp, &qa,
+					OPENRDMA_QP_STATE |
+						OPENRDMA_QP_PKEY_INDEX |
+						OPENRDMA_QP_PORT |
+						OPENRDMA_QP_ACCESS_FLAGS),
+		     0);
+	return qp;
+}
+
+/* n receives on qp, wr_id first.., then ERR: n flushed completions. */
+static void qp_flush(struct openrdma_qp *qp, uint32_t first, uint32_t n)
+{
+	struct openrdma_qp_attr qa = { .qp_state = OPENRDMA_QPS_ERR };
+	struct openrdma_sge sge = { (uintptr_t)res.buf, sizeof(res.buf),
+				    res.mr->lkey };
+	struct openrdma_recv_wr wr = { .sg_list = &sge, .num_sge = 1 };
+	struct openrdma_recv_wr *bad;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		wr.wr_id = first + i;
+		cr_assert_eq(openrdma_qp_post_recv(qp, &wr, &bad), 0);
+	}
+	cr_assert_eq(openrdma_qp_modify(qp, &qa, OPENRDMA_QP_STATE), 0);
+}
+
+static const struct trec sentinel = { 0xdead, 0xbeef, 42 };
+
+/*
+ * With nothing queued, a wait or dequeue converts the next completion
+ * straight into the caller's record: one at a time, the rest left in the
+ * CQ, in order; a take that finds nothing leaves the record alone.
+ */
+Test(evd_source, cq_direct_pull_takes_one_at_a_time, .init = self_open,
+     .fini = self_close)
+{
+	struct core_evd *evd = dto_evd(64, 0);
+	struct core_evd_info info;
+	struct trec r;
+	uint32_t i;
+
+	self_flush(5);
+	for (i = 0; i < 5; i++) {
+		if (i % 2)
+			cr_assert_eq(core_evd_dequeue(evd, &r), 0);
+		else
+			cr_assert_eq(core_evd_wait(evd, 5000000, 0, &r, NULL),
+				     0);
+		cr_assert_eq(r.seq, i);
+		cr_assert_eq(r.producer, OPENRDMA_WC_WR_FLUSH_ERR);
+		core_evd_query(evd, &info);
+		cr_assert_eq(info.count, 0, "the rest stays in the CQ");
+	}
+	r = sentinel;
+	cr_assert_eq(core_evd_dequeue(evd, &r), -OPENRDMA_EAGAIN);
+	cr_assert_eq(core_evd_wait(evd, 0, 0, &r, NULL), -OPENRDMA_ETIMEDOUT);
+	cr_assert_eq(core_evd_wait(evd, 1000, 0, &r, NULL),
+		     -OPENRDMA_ETIMEDOUT);
+	cr_assert_eq(memcmp(&r, &sentinel, sizeof(r)), 0);
+	core_evd_free(evd);
+}
+
+/* A wait that reports how many follow pulls them all into the ring. */
+Test(evd_source, cq_direct_pull_counts_what_follows, .init = self_open,
+     .fini = self_close)
+{
+	struct core_evd *evd = dto_evd(64, 0);
+	struct core_evd_info info;
+	size_t nmore = 99;
+	struct trec r;
+	uint32_t i;
+
+	self_flush(5);
+	cr_assert_eq(core_evd_wait(evd, 5000000, 0, &r, &nmore), 0);
+	cr_assert_eq(r.seq, 0);
+	cr_assert_eq(nmore, 4);
+	core_evd_query(evd, &info);
+	cr_assert_eq(info.count, 4);
+	for (i = 1; i < 5; i++) {
+		cr_assert_eq(core_evd_wait(evd, 5000000, 0, &r, &nmore), 0);
+		cr_assert_eq(r.seq, i);
+		cr_assert_eq(nmore, 4 - i);
+	}
+	cr_assert_eq(core_evd_dequeue(evd, &r), -OPENRDMA_EAGAIN);
+	core_evd_free(evd);
+}
+
+/*
+ * Queued records go first, then the CQ's completions in their order:
+ * a direct pull never overtakes a record in the ring.
+ */
+Test(evd_source, cq_queued_records_go_before_completions, .init = self_open,
+     .fini = self_close)
+{
+	struct trec a = { 0xaa, 100, 0 }, b = { 0xbb, 101, 0 }, r;
+	struct core_evd *evd;
+	uint32_t i;
+
+	cr_assert_eq(t_evd_create(CORE_EVD_STREAM_DTO |
+					  CORE_EVD_STREAM_SOFTWARE,
+				  64, 0, CORE_EVD_OVERFLOW_DEFAULT, &evd),
+		     0);
+	cr_assert_eq(core_evd_cq_bind(evd, res.cq, wc_to_rec, &res), 0);
+	cr_assert_eq(core_evd_post_se(evd, &a), 0);
+	self_flush(4);
+	cr_assert_eq(core_evd_enqueue(evd, &b), 0);
+	cr_assert_eq(core_evd_wait(evd, 5000000, 0, &r, NULL), 0);
+	cr_assert_eq(r.producer, 0xaa);
+	cr_assert_eq(core_evd_dequeue(evd, &r), 0);
+	cr_assert_eq(r.producer, 0xbb);
+	for (i = 0; i < 4; i++) {
+		cr_assert_eq(core_evd_wait(evd, 5000000, 0, &r, NULL), 0);
+		cr_assert_eq(r.seq, i);
+		if (i != 1)
+			continue;
+		/* one queued between two completions goes before the rest */
+		cr_assert_eq(core_evd_post_se(evd, &a), 0);
+		cr_assert_eq(core_evd_dequeue(evd, &r), 0);
+		cr_assert_eq(r.producer, 0xaa);
+	}
+	cr_assert_eq(core_evd_dequeue(evd, &r), -OPENRDMA_EAGAIN);
+	core_evd_free(evd);
+}
+
+/* Keeps odd wr_ids, skips even ones without touching the record. */
+static int wc_odd_to_rec(void *arg, const struct openrdma_wc *wc, void *rec)
+{
+	if (!(wc->wr_id & 1))
+		return CORE_EVD_SKIP;
+	return wc_to_rec(arg, wc, rec);
+}
+
+Test(evd_source, cq_direct_pull_past_skipped_completions, .init = self_open,
+     .fini = self_close)
+{
+	struct core_evd *evd;
+	struct trec r;
+
+	cr_assert_eq(t_evd_create(CORE_EVD_STREAM_DTO, 64, 0,
+				  CORE_EVD_OVERFLOW_DEFAULT, &evd),
+		     0);
+	cr_assert_eq(core_evd_cq_bind(evd, res.cq, wc_odd_to_rec, &res), 0);
+	self_flush(6);
+	cr_assert_eq(core_evd_dequeue(evd, &r), 0);
+	cr_assert_eq(r.seq, 1);
+	cr_assert_eq(core_evd_wait(evd, 5000000, 0, &r, NULL), 0);
+	cr_assert_eq(r.seq, 3);
+	cr_assert_eq(core_evd_dequeue(evd, &r), 0);
+	cr_assert_eq(r.seq, 5);
+	r = sentinel;
+	cr_assert_eq(core_evd_dequeue(evd, &r), -OPENRDMA_EAGAIN);
+	cr_assert_eq(memcmp(&r, &sentinel, sizeof(r)), 0);
+	core_evd_free(evd);
+}
+
+/* Two CQs: drained in the order they were bound, each in its order. */
+Test(evd_source, cq_direct_pull_from_two_cqs, .init = self_open,
+     .fini = self_close)
+{
+	struct core_evd *evd = dto_evd(64, 0);
+	struct core_evd_info info;
+	struct openrdma_cq *cq2;
+	struct openrdma_qp *qp2;
+	size_t nmore;
+	struct trec r;
+	uint32_t i;
+
+	cr_assert_eq(openrdma_cq_create(res.ctx, 64, NULL, res.ch, 0, &cq2), 0);
+	cr_assert_eq(core_evd_cq_bind(evd, cq2, wc_to_rec, &res), 0);
+	core_evd_query(evd, &info);
+	cr_assert_eq(info.sources, 2);
+	qp2 = qp_on(cq2);
+	qp_flush(qp2, 100, 3);
+	self_flush(3);
+	for (i = 0; i < 6; i++) {
+		if (i == 4) {
+			cr_assert_eq(core_evd_wait(evd, 5000000, 0, &r, &nmore),
+				     0);
+		} else {
+			cr_assert_eq(core_evd_dequeue(evd, &r), 0);
+		}
+		cr_assert_eq(r.seq, i < 3 ? i : 100 + i - 3, "take %u: %u", i,
+			     r.seq);
+	}
+	cr_assert_eq(core_evd_dequeue(evd, &r), -OPENRDMA_EAGAIN);
+	core_evd_free(evd);
+	cr_assert_eq(openrdma_qp_destroy(qp2), 0);
+	cr_assert_eq(openrdma_cq_destroy(cq2), 0);
+}
+
+static void count_overflow(struct core_evd *evd, void *arg)
+{
+	atomic_int *reports = arg;
+
+	(void)evd;
+	atomic_fetch_add(reports, 1);
+}
+
+/*
+ * A CQ that lost completions: what it holds comes first, then the
+ * overflow, reported once, as without the direct pull.
+ */
+Test(evd_source, cq_overrun_after_direct_pulls, .init = self_open,
+     .fini = self_close)
+{
+	atomic_int reports = 0;
+	struct core_evd_attr attr = {
+		.streams = CORE_EVD_STREAM_DTO,
+		.rec_size = sizeof(struct trec),
+		.capacity = 64,
+		.overflow_fn = count_overflow,
+		.overflow_arg = &reports,
+	};
+	struct core_evd_info info;
+	struct openrdma_cq *small;
+	struct openrdma_qp *qp2;
+	struct core_evd *evd;
+	struct trec r;
+	uint32_t n = 0;
+	int ret;
+
+	cr_assert_eq(core_evd_create(&attr, &evd), 0);
+	cr_assert_eq(openrdma_cq_create(res.ctx, 4, NULL, res.ch, 0, &small),
+		     0);
+	cr_assert_eq(core_evd_cq_bind(evd, small, wc_to_rec, &res), 0);
+	qp2 = qp_on(small);
+	qp_flush(qp2, 0, 12);
+	while ((ret = core_evd_dequeue(evd, &r)) == 0) {
+		cr_assert_eq(r.seq, n, "in order");
+		n++;
+	}
+	cr_assert_eq(ret, -OPENRDMA_EOVERFLOW);
+	cr_assert_geq(n, 1);
+	cr_assert_lt(n, 12);
+	cr_assert_eq(atomic_load(&reports), 1);
+	core_evd_query(evd, &info);
+	cr_assert(info.overflowed);
+	cr_assert_eq(core_evd_wait(evd, 5000000, 0, &r, NULL),
+		     -OPENRDMA_EOVERFLOW);
+	cr_assert_eq(atomic_load(&reports), 1, "reported once");
+	core_evd_free(evd);
+	cr_assert_eq(openrdma_qp_destroy(qp2), 0);
+	cr_assert_eq(openrdma_cq_destroy(small), 0);
 }
 
 /* ------------------------------------------------------------ CM */

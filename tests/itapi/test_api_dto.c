@@ -413,6 +413,78 @@ Test(itapi_dto, payload_limit, .init = conn_setup, .fini = conn_teardown)
 	cr_assert_eq(it_ep_free(ep), IT_SUCCESS);
 }
 
+/*
+ * An event the front end queues (a link completion on an endpoint that
+ * is not connected) and completions in the request SEVD's CQ: a take
+ * that finds nothing queued converts a completion straight into the
+ * caller's event, but never ahead of a queued one; the completions keep
+ * their order, and every event is whole.
+ */
+Test(itapi_dto, queued_events_and_completions_keep_order, .init = conn_setup,
+     .fini = conn_teardown)
+{
+	it_ep_handle_t idle = tapi_rc_ep(&t);
+	struct tapi_buf src, dst, region;
+	it_lmr_handle_t lmr;
+	it_lmr_triplet_t seg;
+	it_event_t ev;
+	size_t nmore;
+	int i;
+
+	tapi_buf_make(&t, &src, 64, IT_PRIV_LOCAL);
+	tapi_buf_make(&t, &dst, 256, IT_PRIV_LOCAL);
+	tapi_buf_make(&t, &region, 64, IT_PRIV_LOCAL);
+	for (i = 0; i < 4; i++)
+		tapi_post_recv(c.b, &dst, (size_t)i * 64, 64, 10 + i);
+	seg = tapi_seg(&src, 0, 64);
+	cr_assert_eq(it_lmr_create_unlinked(t.pz, 0, 0, 0, &lmr), IT_SUCCESS);
+
+	/* queued before the send is posted */
+	cr_assert_eq(it_lmr_link(lmr, region.p, NULL, 64, IT_ADDR_MODE_ABSOLUTE,
+				 IT_PRIV_LOCAL, idle, 201, IT_COMPLETION_FLAG,
+				 NULL),
+		     IT_SUCCESS);
+	cr_assert_eq(it_post_send(c.a, &seg, 1, 101, IT_COMPLETION_FLAG),
+		     IT_SUCCESS);
+	tapi_wait(t.sq, IT_LMR_LINK_CMPL_EVENT, &ev);
+	cr_assert_eq(ev.dto_cmpl.cookie, 201);
+	cr_assert_eq(ev.dto_cmpl.ep, idle);
+	tapi_wait(t.sq, IT_DTO_SEND_CMPL_EVENT, &ev);
+	cr_assert_eq(ev.dto_cmpl.cookie, 101);
+	cr_assert_eq(ev.dto_cmpl.ep, c.a);
+	cr_assert_eq(ev.dto_cmpl.dto_status, IT_DTO_SUCCESS);
+	cr_assert_eq(ev.dto_cmpl.transferred_length, 64);
+	cr_assert_null(ev.dto_cmpl.unlinked_mr_handle);
+
+	/* queued after two sends whose completions wait in the CQ */
+	cr_assert_eq(it_post_send(c.a, &seg, 1, 102, IT_COMPLETION_FLAG),
+		     IT_SUCCESS);
+	cr_assert_eq(it_post_send(c.a, &seg, 1, 103, IT_COMPLETION_FLAG),
+		     IT_SUCCESS);
+	cr_assert_eq(it_lmr_unlink(lmr, idle, 202, IT_COMPLETION_FLAG),
+		     IT_SUCCESS);
+	cr_assert_eq(it_evd_wait(t.sq, TAPI_TIMEOUT_US, &ev, &nmore),
+		     IT_SUCCESS);
+	cr_assert_eq(ev.event_number, IT_LMR_LINK_CMPL_EVENT);
+	cr_assert_eq(ev.dto_cmpl.cookie, 202);
+	tapi_wait(t.sq, IT_DTO_SEND_CMPL_EVENT, &ev);
+	cr_assert_eq(ev.dto_cmpl.cookie, 102);
+	tapi_wait(t.sq, IT_DTO_SEND_CMPL_EVENT, &ev);
+	cr_assert_eq(ev.dto_cmpl.cookie, 103);
+	cr_assert_eq(it_evd_dequeue(t.sq, &ev), IT_ERR_QUEUE_EMPTY);
+
+	/* receives: the cookies of the slots, in order */
+	for (i = 0; i < 3; i++) {
+		tapi_wait(t.rq, IT_DTO_RC_RECV_CMPL_EVENT, &ev);
+		cr_assert_eq(ev.dto_cmpl.cookie, (uint64_t)(10 + i));
+		cr_assert_eq(ev.dto_cmpl.ep, c.b);
+		cr_assert_eq(ev.dto_cmpl.transferred_length, 64);
+	}
+	cr_assert_eq(it_evd_dequeue(t.rq, &ev), IT_ERR_QUEUE_EMPTY);
+	cr_assert_eq(it_lmr_free(lmr), IT_SUCCESS);
+	cr_assert_eq(it_ep_free(idle), IT_SUCCESS);
+}
+
 Test(itapi_dto, many_in_flight, .init = conn_setup, .fini = conn_teardown)
 {
 	struct tapi_buf src, dst;

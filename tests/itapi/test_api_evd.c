@@ -452,6 +452,63 @@ Test(itapi_evd, overflow, .init = setup, .fini = teardown)
 	cr_assert_eq(it_evd_dequeue(creq, &ev), IT_ERR_QUEUE_EMPTY);
 }
 
+/*
+ * A DTO SEVD that overflowed: what it queued before comes out, then the
+ * overflow, on dequeue and on wait alike, although its CQ is empty (a
+ * take with nothing queued would otherwise look in the CQ only).
+ */
+Test(itapi_evd, dto_overflow, .init = setup, .fini = teardown)
+{
+	it_ep_attributes_t a = tapi_rc_attr();
+	it_evd_handle_t aff, small;
+	struct tapi_buf region;
+	it_lmr_handle_t lmr;
+	it_evd_param_t p;
+	it_ep_handle_t ep;
+	it_event_t ev;
+
+	cr_assert_eq(it_evd_create(t.ia, IT_ASYNC_AFF_EVENT_STREAM, 0, 8, 0,
+				   NULL, &aff, NULL),
+		     IT_SUCCESS);
+	cr_assert_eq(it_evd_create(t.ia, IT_DTO_EVENT_STREAM,
+				   IT_EVD_OVERFLOW_DEFAULT, 2, 0, NULL, &small,
+				   NULL),
+		     IT_SUCCESS);
+	cr_assert_eq(it_ep_rc_create(t.pz, small, t.rq, t.cmsg, IT_EP_NO_FLAG,
+				     &a, &ep),
+		     IT_SUCCESS);
+	tapi_buf_make(&t, &region, 64, IT_PRIV_LOCAL);
+	cr_assert_eq(it_lmr_create_unlinked(t.pz, 0, 0, 0, &lmr), IT_SUCCESS);
+	/* unconnected: each completion is queued at once; the third is lost */
+	cr_assert_eq(it_lmr_link(lmr, region.p, NULL, 64, IT_ADDR_MODE_ABSOLUTE,
+				 IT_PRIV_LOCAL, ep, 1, IT_COMPLETION_FLAG,
+				 NULL),
+		     IT_SUCCESS);
+	cr_assert_eq(it_lmr_unlink(lmr, ep, 2, IT_COMPLETION_FLAG), IT_SUCCESS);
+	cr_assert_neq(it_lmr_link(lmr, region.p, NULL, 64,
+				  IT_ADDR_MODE_ABSOLUTE, IT_PRIV_LOCAL, ep, 3,
+				  IT_COMPLETION_FLAG, NULL),
+		      IT_SUCCESS);
+	tapi_wait(aff, IT_ASYNC_AFF_SEVD_ENQUEUE_FAILURE, &ev);
+	cr_assert_eq(ev.aff_async.cause.sevd, small);
+	cr_assert_eq(it_evd_dequeue(small, &ev), IT_SUCCESS);
+	cr_assert_eq(ev.dto_cmpl.cookie, 1);
+	cr_assert_eq(it_evd_wait(small, TAPI_TIMEOUT_US, &ev, NULL),
+		     IT_SUCCESS);
+	cr_assert_eq(ev.dto_cmpl.cookie, 2);
+	cr_assert_eq(it_evd_dequeue(small, &ev), IT_ERR_EVD_QUEUE_FULL);
+	cr_assert_eq(it_evd_wait(small, TAPI_TIMEOUT_US, &ev, NULL),
+		     IT_ERR_EVD_QUEUE_FULL);
+	p.evd_overflowed = IT_FALSE;
+	cr_assert_eq(it_evd_modify(small, IT_EVD_PARAM_OVERFLOWED, &p),
+		     IT_SUCCESS);
+	cr_assert_eq(it_evd_dequeue(small, &ev), IT_ERR_QUEUE_EMPTY);
+	cr_assert_eq(it_evd_wait(small, 0, &ev, NULL), IT_ERR_TIMEOUT_EXPIRED);
+	cr_assert_eq(it_lmr_free(lmr), IT_SUCCESS);
+	cr_assert_eq(it_ep_free(ep), IT_SUCCESS);
+	cr_assert_eq(it_evd_free(small), IT_SUCCESS);
+}
+
 Test(itapi_evd, busy_while_used, .init = setup, .fini = teardown)
 {
 	it_ep_handle_t ep = tapi_rc_ep(&t);

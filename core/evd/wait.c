@@ -78,6 +78,35 @@ static int wait_ready(struct core_evd *evd, size_t thr)
 	return evd_count(evd) >= thr || evd->overflowed;
 }
 
+/*
+ * The next completion straight into rec, when nothing is queued ahead of
+ * it (evd_direct_ok): true if one went.  count: the caller wants the
+ * number of records behind it, so the CQs are pulled as a wait would
+ * pull them.  Lock held.
+ */
+static bool wait_direct(struct core_evd *evd, void *rec, bool count)
+{
+	if (!(count ? core_evd_cq_pull_first(evd, rec) :
+		      core_evd_cq_take_one(evd, rec)))
+		return false;
+	evd_direct_taken(evd);
+	return true;
+}
+
+/*
+ * One look of a waiter: wait_ready()'s, except that a direct waiter
+ * (rec set: one record wanted) takes a completion straight into rec (2).
+ * Lock held.
+ */
+static int wait_look(struct core_evd *evd, size_t thr, void *rec, bool count)
+{
+	if (!rec || evd->dead || !evd->waitable || !evd_direct_ok(evd))
+		return wait_ready(evd, thr);
+	if (wait_direct(evd, rec, count))
+		return 2;
+	return evd->overflowed;
+}
+
 static long futex(atomic_uint *word, int op, unsigned int val,
 		  const struct timespec *ts)
 {
@@ -164,9 +193,11 @@ static void waiter_enter(struct core_evd *evd, bool *entered)
 }
 
 /*
- * Returns 0 once the condition holds, the waiter registered (*entered)
- * if it had to wait; looked: the caller's direct pull (thr 1) just found
- * nothing, which stands for the first look.  Lock held.  *deadline is 0 until
+ * Returns 0 once the condition holds, 1 once a completion went straight
+ * into direct (a wait for one record: wait_look()), the waiter registered
+ * (*entered) if it had to wait; looked: the caller's direct pull just
+ * found nothing, which stands for the first look.  Lock held.  *deadline
+ * is 0 until
  * the clock is first read: by a spinning waiter once in SPIN_CLOCK_TURNS
  * failed looks, by a sleeping one before it sleeps.  In some virtual
  * machines a clock read is a system call that reads an emulated timer,
@@ -174,7 +205,8 @@ static void waiter_enter(struct core_evd *evd, bool *entered)
  * SPIN_CLOCK_TURNS looks late.
  */
 static int wait_block(struct core_evd *evd, size_t thr, uint64_t timeout_us,
-		      bool looked, int64_t *deadline, bool *entered)
+		      void *direct, bool count, bool looked, int64_t *deadline,
+		      bool *entered)
 {
 	int64_t spin_end = 0, t;
 	unsigned int turns = 0;
@@ -186,10 +218,11 @@ static int wait_block(struct core_evd *evd, size_t thr, uint64_t timeout_us,
 	for (;;) {
 		/* a direct pull that found nothing was the first look; the
 		 * ring is still empty, and only an overrun it met is new */
-		ret = looked ? evd->overflowed : wait_ready(evd, thr);
+		ret = looked ? evd->overflowed :
+			       wait_look(evd, thr, direct, count);
 		looked = false;
 		if (ret)
-			return ret < 0 ? ret : 0;
+			return ret < 0 ? ret : ret - 1;
 		if (!timeout_us)
 			return -OPENRDMA_ETIMEDOUT;
 		if (spin && ++turns % SPIN_CLOCK_TURNS) {
@@ -273,8 +306,8 @@ static __attribute__((noinline)) int aevd_wait(struct core_evd *aevd,
 	/* the take below drops the lock: be the waiter throughout */
 	waiter_enter(aevd, &entered);
 	for (;;) {
-		ret = wait_block(aevd, 1, timeout_us, false, &deadline,
-				 &entered);
+		ret = wait_block(aevd, 1, timeout_us, NULL, false, false,
+				 &deadline, &entered);
 		if (ret)
 			break;
 		core_evd_unlock(aevd);
@@ -313,9 +346,17 @@ static __attribute__((noinline)) int wait_on(struct core_evd *evd,
 	bool entered = false;
 	int ret;
 
-	ret = wait_block(evd, thr, timeout_us, looked, &deadline, &entered);
-	if (!ret)
+	/* a spinning or woken waiter for one record takes it as the first
+	 * look does, straight from the CQ */
+	ret = wait_block(evd, thr, timeout_us, thr == 1 ? rec : NULL,
+			 nmore_out != NULL, looked, &deadline, &entered);
+	if (ret == 1) {
+		ret = 0;
+		if (nmore_out)
+			*nmore_out = evd_count(evd);
+	} else if (!ret) {
 		ret = wait_take(evd, rec, nmore_out);
+	}
 	/* a wait whose record was at hand held the lock throughout and
 	 * never became the waiter */
 	if (entered)
@@ -349,9 +390,7 @@ int core_evd_wait(struct core_evd *evd, uint64_t timeout_us, size_t threshold,
 		 * with no ring and no clock.  nmore counts what a pull
 		 * leaves in the ring.
 		 */
-		if (nmore_out ? core_evd_cq_pull_first(evd, rec) :
-				core_evd_cq_take_one(evd, rec)) {
-			evd_direct_taken(evd);
+		if (wait_direct(evd, rec, nmore_out != NULL)) {
 			if (nmore_out)
 				*nmore_out = evd_count(evd);
 			core_evd_unlock(evd);

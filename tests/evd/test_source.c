@@ -615,6 +615,35 @@ Test(evd_source, cq_direct_pull_counts_what_follows, .init = self_open,
 	core_evd_free(evd);
 }
 
+/* A waiter that had to block takes the first completion as the first
+ * look would have: straight into its record, the count behind it right. */
+Test(evd_source, cq_blocked_wait_pulls_directly, .init = self_open,
+     .fini = self_close)
+{
+	struct core_evd *evd = dto_evd(64, 0);
+	struct flusher fl = { 5, 50 };
+	struct core_evd_info info;
+	size_t nmore = 99;
+	pthread_t tid;
+	struct trec r;
+	uint32_t i;
+
+	pthread_create(&tid, NULL, flush_later, &fl);
+	cr_assert_eq(core_evd_wait(evd, 5000000, 0, &r, &nmore), 0);
+	pthread_join(tid, NULL);
+	cr_assert_eq(r.seq, 0);
+	/* the flush may have been half done when the waiter looked */
+	core_evd_query(evd, &info);
+	cr_assert_eq(nmore, info.count);
+	cr_assert_leq(nmore, 4);
+	for (i = 1; i < 5; i++) {
+		cr_assert_eq(core_evd_wait(evd, 5000000, 0, &r, NULL), 0);
+		cr_assert_eq(r.seq, i);
+	}
+	cr_assert_eq(core_evd_dequeue(evd, &r), -OPENRDMA_EAGAIN);
+	core_evd_free(evd);
+}
+
 /*
  * Queued records go first, then the CQ's completions in their order:
  * a direct pull never overtakes a record in the ring.

@@ -125,11 +125,9 @@ int verbs_cm_id_destroy(struct openrdma_cm_id *id)
 		DL_DELETE2(vid->requests, r, req_prev, req_next);
 		r->listener = NULL;
 	}
-	if (id->qp) {
-		vqp = to_verbs_qp(id->qp);
-		if (vqp->cmid == vid->cmid)
-			vqp->cmid = NULL;
-	}
+	vqp = verbs_cm_qp(vid);
+	if (vqp && vqp->cmid == vid->cmid)
+		vqp->cmid = NULL;
 	behind = behind && destroy_behind(vctx, vid);
 	pthread_mutex_unlock(&vctx->cm_lock);
 	if (behind)
@@ -333,10 +331,13 @@ static int qp_reinit(struct verbs_cm_id *vid)
 
 int verbs_cm_qp_move(struct verbs_cm_id *vid, enum ibv_qp_state state)
 {
-	struct verbs_qp *vqp = to_verbs_qp(vid->base.qp);
+	struct verbs_qp *vqp = verbs_cm_qp(vid);
 	struct ibv_qp_attr attr;
 	int mask, ret;
 
+	/* destroyed while the attempt went on */
+	if (!vqp)
+		return -OPENRDMA_ENODEV;
 	if (state == IBV_QPS_RTR) {
 		ret = qp_reinit(vid);
 		if (ret)
@@ -379,14 +380,39 @@ int verbs_cm_qp_prepare(struct verbs_cm_id *vid)
 	return verbs_qp_move(vqp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
+struct verbs_qp *verbs_cm_qp(struct verbs_cm_id *vid)
+{
+	struct verbs_qp *vqp;
+
+	if (!vid->base.qp)
+		return NULL;
+	DL_FOREACH (vid->vctx->qps, vqp)
+		if (&vqp->base == vid->base.qp)
+			return vqp;
+	return NULL;
+}
+
+void verbs_cm_qp_forget(struct verbs_qp *vqp)
+{
+	struct verbs_cm_id *vid;
+
+	if (!vqp->cmid)
+		return;
+	vid = vqp->cmid->context;
+	if (vid && vid->base.qp == &vqp->base)
+		vid->base.qp = NULL;
+	vqp->cmid = NULL;
+}
+
 void verbs_cm_qp_error(struct verbs_cm_id *vid)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct verbs_qp *vqp = verbs_cm_qp(vid);
 	int ret;
 
-	if (!vid->base.qp)
+	if (!vqp)
 		return;
-	ret = verbs_qp_move(to_verbs_qp(vid->base.qp), &attr, IBV_QP_STATE);
+	ret = verbs_qp_move(vqp, &attr, IBV_QP_STATE);
 	if (ret)
 		openrdma_warn("verbs", "QP %u to ERR: %s", vid->base.qp->qp_num,
 			      openrdma_strerror(ret));
@@ -520,13 +546,15 @@ out:
 static int qp_shutdown(struct verbs_cm_id *vid)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_SQD };
+	struct verbs_qp *vqp = verbs_cm_qp(vid);
 
+	if (!vqp)
+		return 0;
 	if (!vid->vctx->iwarp) {
 		verbs_cm_qp_error(vid);
 		return 0;
 	}
-	return verbs_ret(ibv_modify_qp(to_verbs_qp(vid->base.qp)->ibqp, &attr,
-				       IBV_QP_STATE));
+	return verbs_ret(ibv_modify_qp(vqp->ibqp, &attr, IBV_QP_STATE));
 }
 
 int verbs_cm_disconnect(struct openrdma_cm_id *id, const void *private_data,

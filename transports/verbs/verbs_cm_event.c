@@ -258,7 +258,7 @@ static void established(struct verbs_cm_id *vid, struct rdma_cm_event *ev)
 		 vid->state == VERBS_CM_CONNECTING;
 	if (report) {
 		/* iWARP: the kernel moved the QP to RTS */
-		if (vid->base.qp)
+		if (verbs_cm_qp(vid))
 			openrdma_qp_state_set(vid->base.qp, OPENRDMA_QPS_RTS);
 		vid->state = VERBS_CM_CONNECTED;
 	}

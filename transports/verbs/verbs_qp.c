@@ -113,13 +113,25 @@ int verbs_qp_destroy(struct openrdma_qp *qp)
 	struct verbs_qp *vqp = to_verbs_qp(qp);
 	int ret;
 
-	/* Waits for the progress thread to acknowledge its async events. */
-	ret = ibv_destroy_qp(vqp->ibqp);
-	if (ret)
-		return verbs_ret(ret);
+	/*
+	 * The CM's handlers run under cm_lock and reach the QP through its
+	 * id: a REJECTED or DISCONNECTED handled while the QP is destroyed
+	 * would move a freed QP to ERR: they find only QPs of the list
+	 * (verbs_cm_qp()).  A destroy that fails puts it back, no longer
+	 * connected to its id.
+	 */
 	pthread_mutex_lock(&vqp->vctx->cm_lock);
+	verbs_cm_qp_forget(vqp);
 	DL_DELETE(vqp->vctx->qps, vqp);
 	pthread_mutex_unlock(&vqp->vctx->cm_lock);
+	/* Waits for the progress thread to acknowledge its async events. */
+	ret = ibv_destroy_qp(vqp->ibqp);
+	if (ret) {
+		pthread_mutex_lock(&vqp->vctx->cm_lock);
+		DL_APPEND(vqp->vctx->qps, vqp);
+		pthread_mutex_unlock(&vqp->vctx->cm_lock);
+		return verbs_ret(ret);
+	}
 	core_lock_destroy(&vqp->post_lock);
 	free(vqp->list);
 	free(vqp);

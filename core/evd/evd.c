@@ -8,7 +8,6 @@
 #include <unistd.h>
 #include <linux/futex.h>
 #include <sys/eventfd.h>
-#include <sys/syscall.h>
 
 #include <openrdma/errno.h>
 #include <openrdma/log.h>
@@ -17,12 +16,6 @@
 
 /* Looks at a taken lock this many times before sleeping on it. */
 #define EVD_MUTEX_SPINS 100
-
-static long mutex_futex(struct evd_mutex *m, int op, unsigned int val)
-{
-	return syscall(SYS_futex, (uint32_t *)(void *)&m->word, op, val, NULL,
-		       NULL, 0);
-}
 
 void evd_mutex_wait(struct evd_mutex *m)
 {
@@ -40,12 +33,12 @@ void evd_mutex_wait(struct evd_mutex *m)
 	}
 	/* taken as 2 from now on: the unlock that frees it wakes a sleeper */
 	while (atomic_exchange_explicit(&m->word, 2, memory_order_acquire))
-		mutex_futex(m, FUTEX_WAIT_PRIVATE, 2);
+		core_evd_futex(&m->word, FUTEX_WAIT_PRIVATE, 2, NULL);
 }
 
 void evd_mutex_wake(struct evd_mutex *m)
 {
-	mutex_futex(m, FUTEX_WAKE_PRIVATE, 1);
+	core_evd_futex(&m->word, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
 void core_evd_get(struct core_evd *evd)

@@ -16,6 +16,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <uthash.h>
 
 #include "core/lock.h"
@@ -56,6 +57,9 @@ struct evd_mutex {
 	atomic_uint word;
 };
 
+/* futex(2) on word, for the EVD lock and the waiter's sleep (wait.c). */
+long core_evd_futex(atomic_uint *word, int op, unsigned int val,
+		    const struct timespec *ts);
 /* Contended halves of evd_mutex_lock() and evd_mutex_unlock() (evd.c). */
 void evd_mutex_wait(struct evd_mutex *m);
 void evd_mutex_wake(struct evd_mutex *m);

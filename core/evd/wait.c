@@ -107,8 +107,8 @@ static int wait_look(struct core_evd *evd, size_t thr, void *rec, bool count)
 	return evd->overflowed;
 }
 
-static long futex(atomic_uint *word, int op, unsigned int val,
-		  const struct timespec *ts)
+long core_evd_futex(atomic_uint *word, int op, unsigned int val,
+		    const struct timespec *ts)
 {
 	return syscall(SYS_futex, (uint32_t *)(void *)word, op, val, ts, NULL,
 		       0);
@@ -117,7 +117,7 @@ static long futex(atomic_uint *word, int op, unsigned int val,
 void core_evd_waiter_wake(struct core_evd *evd, bool use_futex, int fd)
 {
 	if (use_futex)
-		futex(&evd->wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+		core_evd_futex(&evd->wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
 	else
 		core_evd_efd_set(fd, true);
 }
@@ -168,7 +168,7 @@ static int wait_sleep(struct core_evd *evd, size_t thr, int64_t deadline)
 	if (chan)
 		ppoll(pfd, 2, tsp, NULL);
 	else
-		futex(&evd->wake_seq, FUTEX_WAIT_PRIVATE, seq, tsp);
+		core_evd_futex(&evd->wake_seq, FUTEX_WAIT_PRIVATE, seq, tsp);
 	core_evd_lock(evd);
 	evd->sleeping = false;
 	/* a wake written after we woke leaves the fd readable: take it */

@@ -28,11 +28,30 @@ static void peer_port(const struct tt_side *t, struct sockaddr_storage *ss)
 		((struct sockaddr_in6 *)ss)->sin6_port = htons(PEER_PORT);
 }
 
+/* t's QP to RTR towards the raw peer's QP at addr. */
+static void qp_rtr(struct tt_side *t, const struct sockaddr_storage *addr)
+{
+	struct openrdma_qp_attr attr = { .qp_state = OPENRDMA_QPS_RTR };
+
+	attr.path_mtu = OPENRDMA_MTU_4096;
+	attr.dest_qp_num = PEER_QPN;
+	attr.ah_attr.port_num = 1;
+	attr.ah_attr.addr = *addr;
+	cr_assert_eq(openrdma_qp_modify(t->qp, &attr,
+					OPENRDMA_QP_STATE | OPENRDMA_QP_AV |
+						OPENRDMA_QP_PATH_MTU |
+						OPENRDMA_QP_DEST_QPN |
+						OPENRDMA_QP_RQ_PSN |
+						OPENRDMA_QP_MAX_DEST_RD_ATOMIC |
+						OPENRDMA_QP_MIN_RNR_TIMER),
+		     0);
+}
+
 /* A QP in RTR towards the raw peer, and the peer's connection to it,
  * past the HELLO handshake. */
 static int target(struct tt_side *t)
 {
-	struct openrdma_qp_attr attr = { .qp_state = OPENRDMA_QPS_RTR };
+	struct sockaddr_storage peer;
 	struct tcp_frame f;
 	int fd;
 
@@ -43,19 +62,9 @@ static int target(struct tt_side *t)
 		FILL);
 	tt_qp(t, OPENRDMA_QPT_RC);
 	tt_qp_init(t->qp);
-	attr.path_mtu = OPENRDMA_MTU_4096;
-	attr.dest_qp_num = PEER_QPN;
-	attr.ah_attr.port_num = 1;
-	peer_port(t, &attr.ah_attr.addr);
+	peer_port(t, &peer);
 	/* RTR only: a QP in RTS would connect out to the claimed port */
-	cr_assert_eq(openrdma_qp_modify(t->qp, &attr,
-					OPENRDMA_QP_STATE | OPENRDMA_QP_AV |
-						OPENRDMA_QP_PATH_MTU |
-						OPENRDMA_QP_DEST_QPN |
-						OPENRDMA_QP_RQ_PSN |
-						OPENRDMA_QP_MAX_DEST_RD_ATOMIC |
-						OPENRDMA_QP_MIN_RNR_TIMER),
-		     0);
+	qp_rtr(t, &peer);
 
 	fd = tt_raw_connect(&t->port.addr);
 	memset(&f, 0, sizeof(f));
@@ -305,7 +314,7 @@ Test(tcp_hostile, truncated_frames_then_hangup)
  */
 static int initiator(struct tt_side *t)
 {
-	struct openrdma_qp_attr attr = { .qp_state = OPENRDMA_QPS_RTR };
+	struct openrdma_qp_attr attr;
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 	struct timeval tv = { .tv_sec = 5 };
@@ -330,18 +339,7 @@ static int initiator(struct tt_side *t)
 	cr_assert_eq(listen(lfd, 1), 0);
 	cr_assert_eq(getsockname(lfd, (struct sockaddr *)&ss, &len), 0);
 
-	attr.path_mtu = OPENRDMA_MTU_4096;
-	attr.dest_qp_num = PEER_QPN;
-	attr.ah_attr.port_num = 1;
-	attr.ah_attr.addr = ss;
-	cr_assert_eq(openrdma_qp_modify(t->qp, &attr,
-					OPENRDMA_QP_STATE | OPENRDMA_QP_AV |
-						OPENRDMA_QP_PATH_MTU |
-						OPENRDMA_QP_DEST_QPN |
-						OPENRDMA_QP_RQ_PSN |
-						OPENRDMA_QP_MAX_DEST_RD_ATOMIC |
-						OPENRDMA_QP_MIN_RNR_TIMER),
-		     0);
+	qp_rtr(t, &ss);
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = OPENRDMA_QPS_RTS;
 	attr.timeout = 14;

@@ -21,12 +21,11 @@
 #include "core/evd/evd_priv.h"
 
 /*
- * How many looks a spinning waiter makes between two readings of the
- * clock.  It pauses once between looks (core_cpu_relax): an emulated CPU
- * may leave its translated code at each pause, which costs more than a
- * look.
+ * How many turns a spinning waiter makes between two readings of the
+ * clock: in some virtual machines a clock read is a system call that
+ * reads an emulated timer, dearer than many looks.
  */
-#define SPIN_CLOCK_TURNS 64
+#define SPIN_CLOCK_TURNS 1024
 
 static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
 static int64_t spin_ns;
@@ -180,6 +179,29 @@ static int wait_sleep(struct core_evd *evd, size_t thr, int64_t deadline)
 }
 
 /*
+ * Between two looks of a spinning waiter: drops the lock and takes it
+ * again.  A waiter that pulls from CQs looks again at once, as a verbs
+ * program polls: a pause is where a virtual CPU may leave the guest
+ * (pause-loop exiting; an emulated one leaves its translated code), and
+ * what that costs is added to the completion it waits for.  Threads that
+ * want the lock meanwhile still get it: the look holds it briefly, and
+ * they take it as it comes free.  A waiter whose producers push (nothing
+ * to pull) watches the count, pausing, instead of the lock.  Lock held.
+ */
+static void spin_turn(struct core_evd *evd, size_t thr, unsigned int *turns)
+{
+	bool pull = evd->cqs && !evd->chan_watch;
+
+	core_evd_unlock(evd);
+	while (!pull && evd_count(evd) < thr &&
+	       (*turns + 1) % SPIN_CLOCK_TURNS) {
+		(*turns)++;
+		core_cpu_relax();
+	}
+	core_evd_lock(evd);
+}
+
+/*
  * Registers the one waiter before it first drops the lock; the caller
  * checked that there was none.  Lock held.
  */
@@ -210,7 +232,7 @@ static int wait_block(struct core_evd *evd, size_t thr, uint64_t timeout_us,
 {
 	int64_t spin_end = 0, t;
 	unsigned int turns = 0;
-	bool spin, pull;
+	bool spin;
 	int ret;
 
 	pthread_once(&spin_once, spin_init);
@@ -226,18 +248,8 @@ static int wait_block(struct core_evd *evd, size_t thr, uint64_t timeout_us,
 		if (!timeout_us)
 			return -OPENRDMA_ETIMEDOUT;
 		if (spin && ++turns % SPIN_CLOCK_TURNS) {
-			/* producers take the lock in between; when they push
-			 * (nothing to pull), watch the count, not the lock */
-			pull = evd->cqs && !evd->chan_watch;
 			waiter_enter(evd, entered);
-			core_evd_unlock(evd);
-			core_cpu_relax();
-			while (!pull && evd_count(evd) < thr &&
-			       (turns + 1) % SPIN_CLOCK_TURNS) {
-				turns++;
-				core_cpu_relax();
-			}
-			core_evd_lock(evd);
+			spin_turn(evd, thr, &turns);
 			continue;
 		}
 		t = now_ns();

@@ -644,6 +644,58 @@ Test(evd_source, cq_blocked_wait_pulls_directly, .init = self_open,
 	core_evd_free(evd);
 }
 
+struct spinner {
+	struct core_evd *evd;
+	struct trec r;
+	int ret;
+};
+
+static void *spin_wait(void *arg)
+{
+	struct spinner *s = arg;
+
+	s->ret = core_evd_wait(s->evd, 30000000, 0, &s->r, NULL);
+	return NULL;
+}
+
+/*
+ * A waiter spinning on CQs looks again without a pause, yet steps aside
+ * for a thread asleep on the EVD's lock: another thread's calls that
+ * take the lock go on while it spins, and it still takes the completion.
+ */
+Test(evd_source, cq_spinning_wait_lets_others_lock, .init = self_open,
+     .fini = self_close)
+{
+	struct core_evd_info info;
+	struct spinner s = { 0 };
+	uint64_t t0, took;
+	struct trec r;
+	pthread_t tid;
+	int i;
+
+	/* read once, at the first wait of the process: spin past the test */
+	setenv("OPENRDMA_EVD_SPIN_US", "60000000", 1);
+	s.evd = dto_evd(64, 0);
+	pthread_create(&tid, NULL, spin_wait, &s);
+	for (i = 0; core_evd_wait(s.evd, 0, 0, &r, NULL) != -OPENRDMA_EBUSY;
+	     i++) {
+		cr_assert_lt(i, 10000, "the waiter never waited");
+		t_sleep_ms(1);
+	}
+	t0 = t_now_ns();
+	for (i = 0; i < 2000; i++)
+		cr_assert_eq(core_evd_query(s.evd, &info), 0);
+	took = t_now_ns() - t0;
+	cr_assert_eq(info.count, 0);
+	self_flush(1);
+	pthread_join(tid, NULL);
+	cr_assert_eq(s.ret, 0);
+	cr_assert_eq(s.r.seq, 0);
+	cr_assert_lt(took, 10000000000ull, "2000 queries took %llu ms",
+		     (unsigned long long)(took / 1000000));
+	core_evd_free(s.evd);
+}
+
 /*
  * Queued records go first, then the CQ's completions in their order:
  * a direct pull never overtakes a record in the ring.

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/*
+ * A busy-polling application serves its connections itself (tcp_poll.c):
+ * it reads them and goes on writing where a full socket stopped the
+ * writer, while the progress thread stops watching them.  These tests
+ * check the hand-over back: once the application stops polling, the
+ * progress thread finishes what it left.
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "tt.h"
+
+#define MIB (1u << 20)
+/* Far more than the sockets hold: the writer must stop on a full one. */
+#define WRITES 128
+#define STREAM_MS 20000
+
+/* Polls s's CQ without a pause, as a busy poller does, for at most ms or
+ * until it has n completions; returns how many it took, into wc. */
+static int busy_poll(struct tt_side *s, unsigned int ms, struct openrdma_wc *wc,
+		     int n)
+{
+	uint64_t end = tt_now_ms() + ms;
+	int got = 0, ret;
+
+	while (got < n && tt_now_ms() < end) {
+		ret = openrdma_cq_poll(s->cq, n - got, wc + got);
+		cr_assert_geq(ret, 0, "cq_poll: %s", openrdma_strerror(ret));
+		got += ret;
+	}
+	return got;
+}
+
+/*
+ * The client busy-polls its CQ, posts a stream of 1 MiB RDMA writes and
+ * stops polling.  The last write, from other bytes than the rest, must
+ * land at the server without the client calling into the library again.
+ */
+Test(tcp_poll, stream_goes_on_once_the_poller_stops, .timeout = 60)
+{
+	struct openrdma_wc wc[WRITES + 1];
+	struct sockaddr_storage ss;
+	struct tt_side s, c;
+	uint64_t end;
+	int i, got;
+
+	tt_open(&s, "tcp0", MIB, TT_ACCESS, 0);
+	tt_open(&c, "tcp0", 2 * MIB, TT_ACCESS, 0x11);
+	memset(c.buf + MIB, 0x22, MIB);
+	tt_qp(&s, OPENRDMA_QPT_RC);
+	tt_qp(&c, OPENRDMA_QPT_RC);
+	tt_listen_addr(&s, &ss);
+	tt_cm_connect(&s, &c, (struct sockaddr *)&ss);
+
+	/*
+	 * The client polls without a pause while the server's RDMA write
+	 * comes in: the poller reads it, or the progress thread, woken by
+	 * it, finds a busy poller and leaves the connection to it (a write
+	 * makes no completion there, which would end the poller's streak).
+	 */
+	cr_assert_eq(busy_poll(&c, 20, wc, 1), 0);
+	tt_post(&s, OPENRDMA_WR_RDMA_WRITE, 7, 0, 64, (uintptr_t)c.buf,
+		c.mr->rkey);
+	cr_assert_eq(busy_poll(&c, 50, wc, 1), 0);
+	cr_assert_eq(c.buf[0], 0);
+	for (i = 0; i < WRITES; i++)
+		tt_post(&c, OPENRDMA_WR_RDMA_WRITE, (uint64_t)i,
+			i == WRITES - 1 ? MIB : 0, MIB, (uintptr_t)s.buf,
+			s.mr->rkey);
+	/* the client no longer polls: the last bytes must come anyway */
+	end = tt_now_ms() + STREAM_MS;
+	while ((__atomic_load_n(&s.buf[0], __ATOMIC_ACQUIRE) != 0x22 ||
+		__atomic_load_n(&s.buf[MIB - 1], __ATOMIC_ACQUIRE) != 0x22) &&
+	       tt_now_ms() < end)
+		usleep(1000);
+	cr_assert_eq(s.buf[0], 0x22, "the stream stopped with its poller");
+	cr_assert_eq(s.buf[MIB - 1], 0x22);
+
+	cr_assert_eq(tt_poll(&s, 1, wc, TT_TIMEOUT_MS), 1);
+	cr_assert_eq(wc[0].status, OPENRDMA_WC_SUCCESS);
+	got = tt_poll(&c, WRITES, wc, TT_TIMEOUT_MS);
+	cr_assert_eq(got, WRITES);
+	for (i = 0; i < WRITES; i++) {
+		cr_assert_eq(wc[i].status, OPENRDMA_WC_SUCCESS);
+		cr_assert_eq(wc[i].wr_id, (uint64_t)i);
+	}
+	tt_close(&c);
+	tt_close(&s);
+}

@@ -38,6 +38,10 @@
 /* Empty polls per stamp of the poll clock: a busy poller's polls come
  * microseconds apart, a small part of APP_GRACE_NS. */
 #define STAMP_EVERY 4
+/* While a full socket stops a connection's writer, its poller reads it
+ * once in this many polls: the read (a recv() and the connection's
+ * locks) took about a quarter of a streaming sender's core. */
+#define RX_WHILE_BLOCKED 32
 
 static int drive_add(struct tcp_cq *cq, struct tcp_conn *conn)
 {
@@ -159,9 +163,10 @@ static bool polled(struct tcp_conn *conn, uint64_t now)
  * if its time has come, and goes on writing where a full socket stopped
  * the writer (a stream of large requests), instead of leaving that to the
  * progress thread's EPOLLOUT, which must first be scheduled on a core the
- * poller keeps busy.
+ * poller keeps busy.  Returns true if a full socket had stopped the
+ * writer.
  */
-static void drive_tx(struct tcp_conn *conn)
+static bool drive_tx(struct tcp_conn *conn)
 {
 	bool kick = false, blocked;
 	uint64_t now;
@@ -170,7 +175,7 @@ static void drive_tx(struct tcp_conn *conn)
 	 * the usual answer, and costs no lock */
 	if (!__atomic_load_n(&conn->ack_pending, __ATOMIC_RELAXED) &&
 	    !__atomic_load_n(&conn->tx.blocked, __ATOMIC_RELAXED))
-		return;
+		return false;
 	now = tcp_now();
 	core_lock_acquire(&conn->lock);
 	if (conn->ack_pending && !conn->ack_due && now >= conn->ack_deadline) {
@@ -183,6 +188,7 @@ static void drive_tx(struct tcp_conn *conn)
 		tcp_tx_writable(conn);
 	else if (kick)
 		tcp_tx_kick(conn);
+	return blocked;
 }
 
 void tcp_poll_drive(struct tcp_cq *cq)
@@ -219,8 +225,11 @@ void tcp_poll_drive(struct tcp_cq *cq)
 		/* an acknowledgement this poll's read leaves pending is
 		 * usually carried by the reply the application posts next:
 		 * its deadline is looked at on the next poll */
-		drive_tx(conn[i]);
-		tcp_rx_run(conn[i], true);
+		/* a writer stopped by a full socket waits for room, which
+		 * only a write attempt finds: the answers it reads are
+		 * looked for once in RX_WHILE_BLOCKED polls */
+		if (!drive_tx(conn[i]) || streak % RX_WHILE_BLOCKED == 0)
+			tcp_rx_run(conn[i], true);
 		/* what the poller waits for is there: the rest can wait for
 		 * its next poll rather than make it wait for their recv() */
 		if (sw_cq_ready(&cq->sw))
@@ -292,7 +301,7 @@ uint64_t tcp_poll_check(struct tcp_ctx *tctx, uint64_t now)
 		    !polled(conn, now))
 			take_back(conn);
 		else
-			drive_tx(conn);
+			(void)drive_tx(conn);
 	}
 	return tctx->app_conns ? now + APP_CHECK_NS : 0;
 }

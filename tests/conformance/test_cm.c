@@ -363,6 +363,39 @@ CONF_TEST(cm, disconnect_flushes_both_sides)
 	CONF_EXPECT_PATTERN(m->buf, 128, 1, 0);
 }
 
+/*
+ * A QP belongs to the CM id that connected it until the id is destroyed:
+ * destroying the QP before fails with -EBUSY and leaves the connection
+ * as it was; once the id is gone, the QP goes too.
+ */
+CONF_TEST(cm, qp_held_by_its_id)
+{
+	struct conf_test *t = conf_setup(CONF_WITH_PEER);
+	struct openrdma_wc wc;
+	struct conf_mem *m;
+	struct conf_pmr dst;
+	struct conf_rc rc;
+
+	conf_rc_create(t, &rc, NULL);
+	conf_rc_connect_cm(t, &rc, NULL);
+	cr_assert_eq(openrdma_qp_destroy(rc.qp), -OPENRDMA_EBUSY);
+	conf_state_expect(rc.qp, OPENRDMA_QPS_RTS);
+
+	m = conf_mem_new(t, t->pd, 64, 0, 1);
+	dst = conf_peer_mr_reg(t, t->ppd, 64, OPENRDMA_ACCESS_LOCAL_WRITE, 2);
+	conf_peer_recv(t, rc.pqp.id, 5, &dst, 0, 64);
+	conf_send(rc.qp, 1, m, 0, 64);
+	conf_poll_n(t, rc.scq, 1, &wc);
+	conf_wc_expect(&wc, 1, OPENRDMA_WC_SUCCESS, OPENRDMA_WC_SEND);
+	conf_peer_poll_n(t, rc.prcq, 1, &wc);
+	conf_wc_expect(&wc, 5, OPENRDMA_WC_SUCCESS, OPENRDMA_WC_RECV);
+
+	CONF_OK(openrdma_cm_id_destroy(rc.id));
+	conf_untrack(t, rc.id);
+	CONF_OK(openrdma_qp_destroy(rc.qp));
+	conf_untrack(t, rc.qp);
+}
+
 CONF_TEST(cm, addresses)
 {
 	struct conf_test *t = conf_setup(CONF_WITH_PEER);

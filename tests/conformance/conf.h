@@ -370,6 +370,8 @@ void conf_rc_create(struct conf_test *t, struct conf_rc *rc,
 /* Creates and connects them (CM, or by hand: see conf_rc_connect_manual). */
 void conf_rc_connect(struct conf_test *t, struct conf_rc *rc,
 		     const struct conf_rc_opts *opts);
+/* A sends to B, B sends to A, A writes into B: asserts all arrive. */
+void conf_rc_traffic(struct conf_test *t, struct conf_rc *rc);
 /* Connects created QPs through the CM, whatever the test's default. */
 void conf_rc_connect_cm(struct conf_test *t, struct conf_rc *rc,
 			const struct conf_rc_opts *opts);

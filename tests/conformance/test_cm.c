@@ -287,9 +287,6 @@ CONF_TEST(cm, three_way_handshake)
 	struct conf_wire_param pparam;
 	struct conf_wire_cm_event pev;
 	struct openrdma_cm_event *ev;
-	struct conf_mem *m;
-	struct openrdma_wc wc;
-	struct conf_pmr dst;
 	struct conf_rc rc;
 	struct conf_test *t = cm_pair(&rc, &addr);
 
@@ -314,12 +311,7 @@ CONF_TEST(cm, three_way_handshake)
 	conf_state_expect(rc.qp, OPENRDMA_QPS_RTS);
 	conf_peer_state_expect(t, rc.pqp.id, OPENRDMA_QPS_RTS);
 
-	m = conf_mem_new(t, t->pd, 64, 0, 1);
-	dst = conf_peer_mr_reg(t, t->ppd, 64, OPENRDMA_ACCESS_LOCAL_WRITE, 2);
-	conf_peer_recv(t, rc.pqp.id, 5, &dst, 0, 64);
-	conf_send(rc.qp, 1, m, 0, 64);
-	conf_poll_n(t, rc.scq, 1, &wc);
-	conf_wc_expect(&wc, 1, OPENRDMA_WC_SUCCESS, OPENRDMA_WC_SEND);
+	conf_rc_traffic(t, &rc);
 }
 
 CONF_TEST(cm, disconnect_flushes_both_sides)
@@ -371,9 +363,6 @@ CONF_TEST(cm, disconnect_flushes_both_sides)
 CONF_TEST(cm, qp_held_by_its_id)
 {
 	struct conf_test *t = conf_setup(CONF_WITH_PEER);
-	struct openrdma_wc wc;
-	struct conf_mem *m;
-	struct conf_pmr dst;
 	struct conf_rc rc;
 
 	conf_rc_create(t, &rc, NULL);
@@ -381,14 +370,7 @@ CONF_TEST(cm, qp_held_by_its_id)
 	cr_assert_eq(openrdma_qp_destroy(rc.qp), -OPENRDMA_EBUSY);
 	conf_state_expect(rc.qp, OPENRDMA_QPS_RTS);
 
-	m = conf_mem_new(t, t->pd, 64, 0, 1);
-	dst = conf_peer_mr_reg(t, t->ppd, 64, OPENRDMA_ACCESS_LOCAL_WRITE, 2);
-	conf_peer_recv(t, rc.pqp.id, 5, &dst, 0, 64);
-	conf_send(rc.qp, 1, m, 0, 64);
-	conf_poll_n(t, rc.scq, 1, &wc);
-	conf_wc_expect(&wc, 1, OPENRDMA_WC_SUCCESS, OPENRDMA_WC_SEND);
-	conf_peer_poll_n(t, rc.prcq, 1, &wc);
-	conf_wc_expect(&wc, 5, OPENRDMA_WC_SUCCESS, OPENRDMA_WC_RECV);
+	conf_rc_traffic(t, &rc);
 
 	CONF_OK(openrdma_cm_id_destroy(rc.id));
 	conf_untrack(t, rc.id);

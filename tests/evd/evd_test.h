@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -96,6 +97,21 @@ static inline int t_post(struct core_evd *evd, uint32_t producer, uint32_t seq)
 }
 
 /* 1 if fd is readable now, 0 if not. */
+/* True once another thread is inside a wait on evd (an empty one);
+ * false if none came within 10 s. */
+static inline bool t_waiter_inside(struct core_evd *evd)
+{
+	struct trec r;
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		if (core_evd_wait(evd, 0, 0, &r, NULL) == -OPENRDMA_EBUSY)
+			return true;
+		t_sleep_ms(1);
+	}
+	return false;
+}
+
 static inline int t_readable(int fd)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };

@@ -532,20 +532,6 @@ static void *wait_forever(void *arg)
 	return NULL;
 }
 
-/* Returns once the waiter thread is inside its wait (the EVD is empty). */
-static void waiter_inside(struct core_evd *evd)
-{
-	struct trec r;
-	int i;
-
-	for (i = 0; i < 10000; i++) {
-		if (core_evd_wait(evd, 0, 0, &r, NULL) == -OPENRDMA_EBUSY)
-			return;
-		t_sleep_ms(1);
-	}
-	cr_assert_fail("the waiter never waited");
-}
-
 Test(evd_queue, one_waiter_at_a_time)
 {
 	struct core_evd *evd = t_sevd(8, 0);
@@ -554,7 +540,7 @@ Test(evd_queue, one_waiter_at_a_time)
 	struct trec r;
 
 	pthread_create(&tid, NULL, wait_forever, &w);
-	waiter_inside(evd);
+	cr_assert(t_waiter_inside(evd), "the waiter never waited");
 	cr_assert_eq(core_evd_wait(evd, 0, 0, &r, NULL), -OPENRDMA_EBUSY);
 	t_post(evd, 0, 0);
 	pthread_join(tid, NULL);
@@ -573,7 +559,7 @@ static void waits_end(struct core_evd *evd, void *(*fn)(void *))
 	pthread_t tid;
 
 	pthread_create(&tid, NULL, fn, &w);
-	waiter_inside(evd);
+	cr_assert(t_waiter_inside(evd), "the waiter never waited");
 	cr_assert_eq(core_evd_modify(evd, CORE_EVD_MOD_WAITABLE, &mod), 0);
 	pthread_join(tid, NULL);
 	cr_assert_eq(w.ret, -OPENRDMA_ESTATE);
@@ -581,7 +567,7 @@ static void waits_end(struct core_evd *evd, void *(*fn)(void *))
 	mod.waitable = true;
 	cr_assert_eq(core_evd_modify(evd, CORE_EVD_MOD_WAITABLE, &mod), 0);
 	pthread_create(&tid, NULL, fn, &w);
-	waiter_inside(evd);
+	cr_assert(t_waiter_inside(evd), "the waiter never waited");
 	cr_assert_eq(core_evd_free(evd), 0);
 	pthread_join(tid, NULL);
 	cr_assert_eq(w.ret, -OPENRDMA_ECANCELED);
@@ -648,7 +634,7 @@ Test(evd_queue, spinning_wait_takes_what_is_posted)
 	pthread_t tid;
 
 	pthread_create(&tid, NULL, wait_spinning, &w);
-	waiter_inside(evd);
+	cr_assert(t_waiter_inside(evd), "the waiter never waited");
 	cr_assert_eq(t_post(evd, 3, 42), 0);
 	pthread_join(tid, NULL);
 	cr_assert_eq(w.ret, 0);

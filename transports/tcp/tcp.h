@@ -492,7 +492,11 @@ int tcp_sock_listen(struct tcp_ctx *tctx, const struct sockaddr *addr,
  */
 ssize_t tcp_sock_recv(int fd, void *buf, size_t len);
 ssize_t tcp_sock_readv(int fd, const struct iovec *iov, int cnt);
-/* sendmsg() with MSG_NOSIGNAL | MSG_DONTWAIT */
+/* Batches of up to this many bytes are copied into one buffer and sent
+ * with send(); larger ones go with sendmsg() as they are. */
+#define TCP_SOCK_FLAT_MAX 512
+/* sendmsg() with MSG_NOSIGNAL | MSG_DONTWAIT, or send() of a small batch:
+ * in registered memory, under the memory guard (tcp_tx.c) */
 ssize_t tcp_sock_send(int fd, const struct msghdr *msg);
 /* IPv4-mapped IPv6 addresses become IPv4 ones. */
 void tcp_addr_normalize(struct sockaddr_storage *ss);

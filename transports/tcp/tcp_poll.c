@@ -222,12 +222,14 @@ void tcp_poll_drive(struct tcp_cq *cq)
 	if (!n)
 		return;
 	for (i = 0; i < n; i++) {
-		/* an acknowledgement this poll's read leaves pending is
+		/*
+		 * An acknowledgement this poll's read leaves pending is
 		 * usually carried by the reply the application posts next:
-		 * its deadline is looked at on the next poll */
-		/* a writer stopped by a full socket waits for room, which
-		 * only a write attempt finds: the answers it reads are
-		 * looked for once in RX_WHILE_BLOCKED polls */
+		 * its deadline is looked at on the next poll.  A writer that
+		 * a full socket stopped waits for room, which only a write
+		 * attempt finds: answers are read once in RX_WHILE_BLOCKED
+		 * polls then.
+		 */
 		if (!drive_tx(conn[i]) || streak % RX_WHILE_BLOCKED == 0)
 			tcp_rx_run(conn[i], true);
 		/* what the poller waits for is there: the rest can wait for

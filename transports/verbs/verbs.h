@@ -436,13 +436,10 @@ int verbs_cm_peer_addr(struct openrdma_cm_id *id,
 int verbs_cm_qp_move(struct verbs_cm_id *vid, enum ibv_qp_state state);
 /* Readies the id's QP before connect or accept: INIT for RC, RTS for UD. */
 int verbs_cm_qp_prepare(struct verbs_cm_id *vid);
-/* Moves the id's QP to ERR, as the end of a connection or an attempt. */
-/* The id's QP, if it still exists: an application may destroy a QP
- * before the id that connects it.  cm_lock held. */
+/* The id's QP, or NULL: none was given, or the id is being destroyed
+ * and the QP may be gone (verbs_cm_id_destroy).  cm_lock held. */
 struct verbs_qp *verbs_cm_qp(struct verbs_cm_id *vid);
-/* A QP being destroyed: the id that connects it no longer moves it, so
- * that a CM event handled meanwhile finds no QP.  cm_lock held. */
-void verbs_cm_qp_forget(struct verbs_qp *vqp);
+/* Moves the id's QP to ERR, as the end of a connection or an attempt. */
 void verbs_cm_qp_error(struct verbs_cm_id *vid);
 /* A request id stops counting against its listener's backlog. */
 void verbs_cm_request_done(struct verbs_cm_id *vid);

@@ -125,9 +125,15 @@ int verbs_cm_id_destroy(struct openrdma_cm_id *id)
 		DL_DELETE2(vid->requests, r, req_prev, req_next);
 		r->listener = NULL;
 	}
+	/*
+	 * The core drops the id's reference on its QP once this returns,
+	 * and the QP may go: events still handled for this id (an iWARP
+	 * attempt is destroyed behind) find none.
+	 */
 	vqp = verbs_cm_qp(vid);
 	if (vqp && vqp->cmid == vid->cmid)
 		vqp->cmid = NULL;
+	vid->base.qp = NULL;
 	behind = behind && destroy_behind(vctx, vid);
 	pthread_mutex_unlock(&vctx->cm_lock);
 	if (behind)
@@ -382,26 +388,7 @@ int verbs_cm_qp_prepare(struct verbs_cm_id *vid)
 
 struct verbs_qp *verbs_cm_qp(struct verbs_cm_id *vid)
 {
-	struct verbs_qp *vqp;
-
-	if (!vid->base.qp)
-		return NULL;
-	DL_FOREACH (vid->vctx->qps, vqp)
-		if (&vqp->base == vid->base.qp)
-			return vqp;
-	return NULL;
-}
-
-void verbs_cm_qp_forget(struct verbs_qp *vqp)
-{
-	struct verbs_cm_id *vid;
-
-	if (!vqp->cmid)
-		return;
-	vid = vqp->cmid->context;
-	if (vid && vid->base.qp == &vqp->base)
-		vid->base.qp = NULL;
-	vqp->cmid = NULL;
+	return vid->base.qp ? to_verbs_qp(vid->base.qp) : NULL;
 }
 
 void verbs_cm_qp_error(struct verbs_cm_id *vid)

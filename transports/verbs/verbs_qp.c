@@ -114,14 +114,12 @@ int verbs_qp_destroy(struct openrdma_qp *qp)
 	int ret;
 
 	/*
-	 * The CM's handlers run under cm_lock and reach the QP through its
-	 * id: a REJECTED or DISCONNECTED handled while the QP is destroyed
-	 * would move a freed QP to ERR: they find only QPs of the list
-	 * (verbs_cm_qp()).  A destroy that fails puts it back, no longer
-	 * connected to its id.
+	 * Out of the list first: its walkers (CQ overrun, failed
+	 * completions) would move a destroyed QP.  A destroy that fails
+	 * puts it back.  Its CM id let go of it when destroyed: the core
+	 * refuses to destroy a QP an id holds.
 	 */
 	pthread_mutex_lock(&vqp->vctx->cm_lock);
-	verbs_cm_qp_forget(vqp);
 	DL_DELETE(vqp->vctx->qps, vqp);
 	pthread_mutex_unlock(&vqp->vctx->cm_lock);
 	/* Waits for the progress thread to acknowledge its async events. */

@@ -11,6 +11,7 @@
 
 #include <criterion/criterion.h>
 
+#include "core/qp_state.h"
 #include "tt.h"
 
 #define FILL 0xa5
@@ -28,22 +29,22 @@ static void peer_port(const struct tt_side *t, struct sockaddr_storage *ss)
 		((struct sockaddr_in6 *)ss)->sin6_port = htons(PEER_PORT);
 }
 
-/* t's QP to RTR towards the raw peer's QP at addr. */
+/* t's QP to RTR towards the raw peer's QP at addr, with what the core's
+ * state table requires of INIT to RTR. */
 static void qp_rtr(struct tt_side *t, const struct sockaddr_storage *addr)
 {
 	struct openrdma_qp_attr attr = { .qp_state = OPENRDMA_QPS_RTR };
+	uint32_t req, opt;
 
+	cr_assert_eq(core_qp_transition(OPENRDMA_QPT_RC, OPENRDMA_QPS_INIT,
+					OPENRDMA_QPS_RTR, &req, &opt),
+		     0);
 	attr.path_mtu = OPENRDMA_MTU_4096;
 	attr.dest_qp_num = PEER_QPN;
 	attr.ah_attr.port_num = 1;
 	attr.ah_attr.addr = *addr;
 	cr_assert_eq(openrdma_qp_modify(t->qp, &attr,
-					OPENRDMA_QP_STATE | OPENRDMA_QP_AV |
-						OPENRDMA_QP_PATH_MTU |
-						OPENRDMA_QP_DEST_QPN |
-						OPENRDMA_QP_RQ_PSN |
-						OPENRDMA_QP_MAX_DEST_RD_ATOMIC |
-						OPENRDMA_QP_MIN_RNR_TIMER),
+					OPENRDMA_QP_STATE | (int)req),
 		     0);
 }
 

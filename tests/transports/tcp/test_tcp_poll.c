@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
- * A busy-polling application serves its connections itself (tcp_poll.c):
- * it reads them and goes on writing where a full socket stopped the
- * writer, while the progress thread stops watching them.  These tests
- * check the hand-over back: once the application stops polling, the
- * progress thread finishes what it left.
+ * A thread that posts a request writes it itself until the socket is
+ * full; the rest is written when the socket has room again: by the
+ * progress thread on EPOLLOUT, or by a busy poller on its next polls
+ * (tcp_poll.c).  These tests check that what a thread posted goes out
+ * once it stops calling into the library, whichever of the two served
+ * its connection before (the busy poller here usually reads the socket
+ * before the progress thread wakes, which then leaves the connection to
+ * the thread; a progress thread that ignored EPOLLOUT fails the test).
  */
 #include <string.h>
 #include <unistd.h>
@@ -35,11 +38,11 @@ static int busy_poll(struct tt_side *s, unsigned int ms, struct openrdma_wc *wc,
 }
 
 /*
- * The client busy-polls its CQ, posts a stream of 1 MiB RDMA writes and
- * stops polling.  The last write, from other bytes than the rest, must
- * land at the server without the client calling into the library again.
+ * The client busy-polls its CQ, posts more 1 MiB RDMA writes than the
+ * sockets hold and stops calling into the library.  The last write, from
+ * other bytes than the rest, must land at the server all the same.
  */
-Test(tcp_poll, stream_goes_on_once_the_poller_stops, .timeout = 60)
+Test(tcp_poll, stream_goes_on_once_the_poster_stops, .timeout = 60)
 {
 	struct openrdma_wc wc[WRITES + 1];
 	struct sockaddr_storage ss;
@@ -57,9 +60,9 @@ Test(tcp_poll, stream_goes_on_once_the_poller_stops, .timeout = 60)
 
 	/*
 	 * The client polls without a pause while the server's RDMA write
-	 * comes in: the poller reads it, or the progress thread, woken by
-	 * it, finds a busy poller and leaves the connection to it (a write
-	 * makes no completion there, which would end the poller's streak).
+	 * comes in, which makes no completion there (one would end the
+	 * poller's streak of empty polls): the poller reads it, or the
+	 * progress thread, woken by it, leaves the connection to the poller.
 	 */
 	cr_assert_eq(busy_poll(&c, 20, wc, 1), 0);
 	tt_post(&s, OPENRDMA_WR_RDMA_WRITE, 7, 0, 64, (uintptr_t)c.buf,
@@ -76,7 +79,7 @@ Test(tcp_poll, stream_goes_on_once_the_poller_stops, .timeout = 60)
 		__atomic_load_n(&s.buf[MIB - 1], __ATOMIC_ACQUIRE) != 0x22) &&
 	       tt_now_ms() < end)
 		usleep(1000);
-	cr_assert_eq(s.buf[0], 0x22, "the stream stopped with its poller");
+	cr_assert_eq(s.buf[0], 0x22, "the stream stopped with its poster");
 	cr_assert_eq(s.buf[MIB - 1], 0x22);
 
 	cr_assert_eq(tt_poll(&s, 1, wc, TT_TIMEOUT_MS), 1);

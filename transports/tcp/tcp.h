@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <uthash.h>
@@ -133,6 +134,7 @@ struct tcp_ctx {
 	struct tcp_conn *rx_again; /* stopped reading on their budget */
 	struct tcp_conn *app_conns; /* read by polling applications */
 	atomic_int app_count; /* how many */
+	atomic_bool app_asked; /* pollers ask for connections (tcp_poll.c) */
 	uint64_t next_sweep;
 	bool ud_again; /* the UD socket stopped on its budget */
 
@@ -176,6 +178,9 @@ struct tcp_cq {
 	/* a recent poll that found none (ns), stamped every few polls */
 	_Atomic uint64_t last_poll;
 	atomic_uint streak; /* polls in a row that found none */
+	/* its poller once made APP_STREAK empty polls in a row, and did
+	 * not arm the CQ since: a busy poller while it polls (tcp_poll.c) */
+	atomic_bool busy;
 	/* drive_lock: the connections, and the pollers reading them */
 	struct core_lock drive_lock;
 	struct tcp_conn **drive; /* each held by the array */
@@ -386,6 +391,8 @@ struct tcp_conn {
 	struct tcp_rx rx;
 	/* the CQs that drive it (tcp_poll.c); conn->lock */
 	struct tcp_cq *drive_cq[2];
+	/* handed to its poller, or asked for by it (tcp_poll.c) */
+	atomic_bool app_asked;
 
 	/* ctx->cm_lock */
 	struct tcp_cm_id *id; /* the CM id that owns it */
@@ -401,7 +408,7 @@ struct tcp_conn {
 	struct tcp_conn *ack_prev, *ack_next;
 	bool on_rx_again;
 	struct tcp_conn *rx_prev, *rx_next;
-	bool app_mode; /* EPOLLIN off: a polling application reads it */
+	bool app_mode; /* unwatched: a polling application reads it */
 	struct tcp_conn *app_prev, *app_next;
 };
 
@@ -508,6 +515,8 @@ uint64_t tcp_now(void);
 /* tcp_progress.c: the progress thread */
 int tcp_progress_start(struct tcp_ctx *tctx);
 void tcp_progress_stop(struct tcp_ctx *tctx);
+/* What the progress thread watches on an open connection's socket. */
+#define TCP_CONN_EVENTS (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
 int tcp_poll_add(struct tcp_ctx *tctx, struct tcp_poll *poll, uint32_t events);
 void tcp_poll_del(struct tcp_ctx *tctx, struct tcp_poll *poll);
 void tcp_progress_wake(struct tcp_ctx *tctx);
@@ -710,6 +719,8 @@ void tcp_poll_detach(struct tcp_conn *conn);
 void tcp_poll_drive(struct tcp_cq *cq);
 /* Progress thread: EPOLLIN on conn; hands it to its poller if it has one. */
 void tcp_poll_rx_event(struct tcp_conn *conn);
+/* Progress thread: hands connections over that their pollers asked for. */
+void tcp_poll_asked(struct tcp_ctx *tctx);
 /* Progress thread: takes back connections whose pollers stopped; returns
  * when to look again (ns), 0 if none is handed out. */
 uint64_t tcp_poll_check(struct tcp_ctx *tctx, uint64_t now);

@@ -109,8 +109,7 @@ int tcp_conn_start(struct tcp_conn *conn, enum tcp_conn_state state)
 	pthread_mutex_unlock(&tctx->lock);
 	/* the progress thread's reference, dropped at teardown */
 	tcp_conn_get(conn);
-	ret = tcp_poll_add(tctx, &conn->poll,
-			   EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
+	ret = tcp_poll_add(tctx, &conn->poll, TCP_CONN_EVENTS);
 	if (ret) {
 		pthread_mutex_lock(&tctx->lock);
 		conns_del(tctx, conn);

@@ -71,6 +71,7 @@ int tcp_cq_req_notify(struct openrdma_cq *cq, int solicited_only)
 	/* its poller goes to sleep on the channel: the progress thread takes
 	 * its connections back at once */
 	atomic_store(&tcq->streak, 0);
+	atomic_store(&tcq->busy, false);
 	atomic_store(&tcq->last_poll, 0);
 	if (atomic_load(&tctx->app_count))
 		tcp_progress_wake(tctx);

@@ -235,6 +235,7 @@ static void *progress_thread(void *arg)
 			tctx->ud.fn(&tctx->ud, EPOLLIN);
 			again |= tctx->ud_again;
 		}
+		tcp_poll_asked(tctx);
 		app_next = tcp_poll_check(tctx, tcp_now());
 		next = tctx->next_sweep;
 		if (ack_next && ack_next < next)

@@ -4,7 +4,10 @@
  * goes silent (stopped), and a killed peer of an idle QP.  The surviving
  * side's QP must reach ERR with every outstanding work request completed
  * (the oldest RETRY_EXC_ERR, the rest WR_FLUSH_ERR), with DISCONNECTED
- * and QP_FATAL, within a second of the fault being detectable.
+ * and QP_FATAL, within a second of the fault being detectable.  Also when
+ * a busy poller reads the connection, which the progress thread then no
+ * longer watches (tcp_poll.c): the poller sees the end in its recv(), and
+ * a poller that stopped has its connection taken back.
  */
 #include <netinet/in.h>
 #include <signal.h>
@@ -16,6 +19,7 @@
 
 #include <criterion/criterion.h>
 
+#include "transports/tcp/tcp.h"
 #include "tt.h"
 
 #define BIG (1u << 20)
@@ -153,13 +157,29 @@ static void stop(struct fault *ft)
 	tt_close(&ft->c);
 }
 
+/* DISCONNECTED, QP_FATAL and the QP in ERR, within DETECT_MS of t0. */
+static void expect_events(struct fault *ft, uint64_t t0)
+{
+	struct openrdma_async_event ev;
+	struct openrdma_cm_event *cev;
+
+	cev = tt_cm_expect(&ft->c, OPENRDMA_CM_EVENT_DISCONNECTED,
+			   (int)(t0 + DETECT_MS - tt_now_ms()) + 1);
+	openrdma_cm_event_ack(cev);
+	cr_assert_eq(tt_async(&ft->c, &ev, DETECT_MS), 0, "no async event");
+	cr_assert_eq(ev.event_type, OPENRDMA_EVENT_QP_FATAL);
+	openrdma_async_event_ack(&ev);
+	cr_assert_eq(tt_qp_state(ft->c.qp), OPENRDMA_QPS_ERR);
+	cr_assert_leq(tt_now_ms() - t0, DETECT_MS,
+		      "%llu ms from the fault to the last report",
+		      (unsigned long long)(tt_now_ms() - t0));
+}
+
 /* Every completion of n: the oldest may fail as unanswered, the rest are
  * flushed; events and state follow, all within DETECT_MS of t0. */
 static void expect_down(struct fault *ft, int n, int done, uint64_t t0)
 {
 	struct openrdma_wc wc[WRITES + RECVS];
-	struct openrdma_async_event ev;
-	struct openrdma_cm_event *cev;
 	int i, got, failed = 0;
 
 	got = tt_poll(&ft->c, n - done, wc, DETECT_MS);
@@ -177,16 +197,7 @@ static void expect_down(struct fault *ft, int n, int done, uint64_t t0)
 			     openrdma_wc_status_str(wc[i].status));
 	}
 	cr_assert_gt(failed, 0, "nothing failed");
-	cr_assert_eq(tt_qp_state(ft->c.qp), OPENRDMA_QPS_ERR);
-	cev = tt_cm_expect(&ft->c, OPENRDMA_CM_EVENT_DISCONNECTED,
-			   (int)(t0 + DETECT_MS - tt_now_ms()) + 1);
-	openrdma_cm_event_ack(cev);
-	cr_assert_eq(tt_async(&ft->c, &ev, DETECT_MS), 0, "no async event");
-	cr_assert_eq(ev.event_type, OPENRDMA_EVENT_QP_FATAL);
-	openrdma_async_event_ack(&ev);
-	cr_assert_leq(tt_now_ms() - t0, DETECT_MS,
-		      "%llu ms from the fault to the last report",
-		      (unsigned long long)(tt_now_ms() - t0));
+	expect_events(ft, t0);
 }
 
 Test(tcp_fault, peer_killed_mid_transfer, .timeout = 30)
@@ -274,5 +285,78 @@ Test(tcp_fault, send_to_a_killed_peer_fails_unanswered, .timeout = 30)
 	cr_assert_eq(wc.status, OPENRDMA_WC_RETRY_EXC_ERR, "%s",
 		     openrdma_wc_status_str(wc.status));
 	cr_assert_eq(tt_qp_state(ft.c.qp), OPENRDMA_QPS_ERR);
+	stop(&ft);
+}
+
+/*
+ * Makes the client's connection its busy poller's: an unsignaled RDMA
+ * write is acknowledged while the client polls its CQ without a pause and
+ * without completions, and the progress thread, woken by the
+ * acknowledgement, hands the connection over and stops watching it.
+ */
+static void hand_to_poller(struct fault *ft)
+{
+	struct tcp_ctx *tctx = to_tcp_ctx(ft->c.ctx);
+	struct openrdma_sge sge = { (uintptr_t)ft->c.buf, 64, ft->c.mr->lkey };
+	struct openrdma_send_wr wr = { .sg_list = &sge,
+				       .num_sge = 1,
+				       .opcode = OPENRDMA_WR_RDMA_WRITE },
+				*bad;
+	struct openrdma_wc wc;
+	uint64_t until;
+	int tries;
+
+	wr.wr.rdma.remote_addr = ft->info.buf;
+	wr.wr.rdma.rkey = ft->info.rkey;
+	for (tries = 0; tries < 20; tries++) {
+		cr_assert_eq(openrdma_qp_post_send(ft->c.qp, &wr, &bad), 0);
+		until = tt_now_ms() + 50;
+		while (tt_now_ms() < until && !atomic_load(&tctx->app_count))
+			cr_assert_eq(openrdma_cq_poll(ft->c.cq, 1, &wc), 0);
+		if (atomic_load(&tctx->app_count) == 1)
+			return;
+	}
+	cr_assert_fail("the connection never went to its busy poller");
+}
+
+Test(tcp_fault, killed_peer_of_a_busy_poller, .timeout = 30)
+{
+	struct fault ft;
+	uint64_t t0;
+
+	struct openrdma_wc wc;
+	int got;
+
+	start(&ft);
+	tt_post_recv(&ft.c, 1, 0, 64);
+	hand_to_poller(&ft);
+	kill(ft.pid, SIGKILL);
+	t0 = tt_now_ms();
+	/* the poller reads on, without a pause, and meets the end */
+	do {
+		got = openrdma_cq_poll(ft.c.cq, 1, &wc);
+		cr_assert_geq(got, 0);
+	} while (!got && tt_now_ms() < t0 + DETECT_MS);
+	cr_assert_eq(got, 1, "nothing completed in %d ms", DETECT_MS);
+	cr_assert_eq(wc.wr_id, 1);
+	cr_assert_eq(wc.status, OPENRDMA_WC_WR_FLUSH_ERR);
+	expect_events(&ft, t0);
+	stop(&ft);
+}
+
+Test(tcp_fault, killed_peer_of_a_poller_that_stopped, .timeout = 30)
+{
+	struct fault ft;
+	uint64_t t0;
+
+	start(&ft);
+	hand_to_poller(&ft);
+	/* no more polls: the progress thread takes the connection back
+	 * within a few milliseconds, watches it again and notices */
+	usleep(50000);
+	cr_assert_eq(atomic_load(&to_tcp_ctx(ft.c.ctx)->app_count), 0);
+	kill(ft.pid, SIGKILL);
+	t0 = tt_now_ms();
+	expect_events(&ft, t0);
 	stop(&ft);
 }

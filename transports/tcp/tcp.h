@@ -325,7 +325,10 @@ struct tcp_rx {
 	size_t cap;
 	size_t pos; /* parsed up to */
 	size_t end; /* filled up to */
-	bool drained; /* the last read emptied the socket */
+	/* the last read emptied the socket of data (a short read): what
+	 * comes next raises a new edge, unless the peer's end came with the
+	 * data (tcp_conn.rdhup) */
+	bool drained;
 	enum tcp_rx_state state;
 	struct tcp_frame f; /* the frame being received */
 	uint64_t left; /* its payload bytes still to come */
@@ -357,6 +360,9 @@ struct tcp_conn {
 	bool target; /* carries the peer's requests */
 	bool confirmed; /* requests may flow (QP_OUT: the peer said HELLO) */
 	bool greeted; /* the peer's first frame (CONNECT, ACCEPT, HELLO) came */
+	/* epoll reported the peer's end (or an error): reads go on until
+	 * they hear it, short or not */
+	atomic_bool rdhup;
 	atomic_bool bye; /* DISCONNECT or REJECT went either way: EOF is clean
 			 * (atomic: QP teardown reads it without cm_lock) */
 	bool shut; /* our side is half-closed: nothing more is written */

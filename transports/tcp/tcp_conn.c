@@ -295,6 +295,9 @@ static void conn_event(struct tcp_poll *poll, uint32_t events)
 	}
 	if (state != TCP_CONN_OPEN)
 		return;
+	/* an edge that brings the end with data is the last one */
+	if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+		atomic_store(&conn->rdhup, true);
 	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
 		tcp_poll_rx_event(conn);
 	if ((events & EPOLLOUT) && atomic_load(&conn->state) == TCP_CONN_OPEN)

@@ -63,7 +63,8 @@ static ssize_t read_staging(struct tcp_conn *c)
 	/* less than asked: the socket is empty, and what comes next raises
 	 * a new edge (or the next poll looks again): no recv() just to hear
 	 * EAGAIN */
-	rx->drained = n && (size_t)n < rx->cap - rx->end;
+	rx->drained = n && (size_t)n < rx->cap - rx->end &&
+		      !atomic_load_explicit(&c->rdhup, memory_order_relaxed);
 	rx->end += (size_t)n;
 	return n;
 }
@@ -152,7 +153,8 @@ static ssize_t read_direct(struct tcp_conn *c)
 	if (n <= 0)
 		return n;
 	atomic_store_explicit(&c->last_rx, tcp_now(), memory_order_relaxed);
-	rx->drained = (uint64_t)n < rx->left + iov[cnt - 1].iov_len;
+	rx->drained = (uint64_t)n < rx->left + iov[cnt - 1].iov_len &&
+		      !atomic_load_explicit(&c->rdhup, memory_order_relaxed);
 	part = (uint64_t)n < rx->left ? (size_t)n : (size_t)rx->left;
 	sink_skip(rx, part);
 	rx->left -= part;

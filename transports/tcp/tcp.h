@@ -374,8 +374,15 @@ struct tcp_conn {
 	uint64_t deadline; /* of the handshake (CLOCK_MONOTONIC ns), 0: none */
 	/* progress thread: requests wait for the peer's HELLO since (QP_OUT) */
 	uint64_t wait_since;
-	_Atomic uint64_t last_rx;
-	_Atomic uint64_t last_tx;
+	/* reads and writes that moved bytes, counted by the token holders:
+	 * the data path reads no clock; the sweep turns changes into times
+	 * (rx_at, tx_at) */
+	_Atomic uint64_t rx_count;
+	_Atomic uint64_t tx_count;
+	/* progress thread only: the counts the last sweep saw, and when
+	 * they last moved (ns) */
+	uint64_t rx_seen, tx_seen;
+	uint64_t rx_at, tx_at;
 
 	/* conn->lock: the QP, the queues, acknowledgements, the tx token */
 	struct core_lock lock;
@@ -387,7 +394,7 @@ struct tcp_conn {
 	bool ack_pending; /* stored atomically: a poller peeks (tcp_poll.c) */
 	bool ack_due; /* write it now, without waiting for a frame */
 	uint32_t ack_psn;
-	uint64_t ack_deadline;
+	uint64_t ack_deadline; /* 0: from the first look (tcp_tx_ack_due) */
 	bool want_keepalive;
 	struct tcp_tx tx;
 	/* the read token, as tx's: whoever reads, reads for all */
@@ -576,6 +583,10 @@ int tcp_tx_ctl(struct tcp_conn *conn, const struct tcp_frame *f,
 	       const void *pdata, unsigned int plen, bool shut_after);
 /* Target: request psn executed; ackreq: the initiator waits for it. */
 void tcp_tx_ack(struct tcp_conn *conn, uint32_t psn, bool ackreq);
+/* Is conn's pending acknowledgement due at now?  Its delay starts at the
+ * first look after it became pending: arrivals read no clock.  Called
+ * with conn->lock held. */
+bool tcp_tx_ack_due(struct tcp_conn *conn, uint64_t now);
 /* Target: queues an answer (READ_RESP, ATOMIC_RESP, NAK); -ENOSPC if the
  * initiator has more outstanding than the IRD allows. */
 int tcp_tx_resp(struct tcp_conn *conn, const struct tcp_resp *resp);

@@ -54,8 +54,8 @@ int tcp_conn_create(struct tcp_ctx *tctx, int fd, enum tcp_conn_kind kind,
 	/* QP connections by hand carry requests once HELLO was answered */
 	conn->confirmed =
 		kind == TCP_CONN_CM_ACTIVE || kind == TCP_CONN_CM_PASSIVE;
-	atomic_init(&conn->last_rx, now);
-	atomic_init(&conn->last_tx, now);
+	conn->rx_at = now;
+	conn->tx_at = now;
 	*conn_out = conn;
 	return 0;
 
@@ -269,7 +269,7 @@ static void connected(struct tcp_conn *conn)
 	getsockname(conn->poll.fd, (struct sockaddr *)&conn->local, &len);
 	tcp_addr_normalize(&conn->local);
 	tcp_sock_tune(conn->ctx, conn->poll.fd);
-	atomic_store(&conn->last_rx, tcp_now());
+	conn->rx_at = tcp_now();
 	/* a connection closed meanwhile stays closed: teardown relies on
 	 * no writer starting once it is CLOSING */
 	if (!atomic_compare_exchange_strong(&conn->state, &state,
@@ -304,6 +304,25 @@ static void conn_event(struct tcp_poll *poll, uint32_t events)
 		tcp_tx_writable(conn);
 }
 
+/* Turns conn's counts of reads and writes into the times they last moved:
+ * the sweep's precision (SWEEP_MIN_NS) is enough for keepalives. */
+static void activity(struct tcp_conn *conn, uint64_t now)
+{
+	uint64_t rx =
+		atomic_load_explicit(&conn->rx_count, memory_order_relaxed);
+	uint64_t tx =
+		atomic_load_explicit(&conn->tx_count, memory_order_relaxed);
+
+	if (rx != conn->rx_seen) {
+		conn->rx_seen = rx;
+		conn->rx_at = now;
+	}
+	if (tx != conn->tx_seen) {
+		conn->tx_seen = tx;
+		conn->tx_at = now;
+	}
+}
+
 /* Connections one sweep pass acts on, collected under ctx->lock; a full
  * pass leaves the rest to the next, which resumes where it stopped. */
 #define SWEEP_BATCH 64
@@ -334,19 +353,18 @@ void tcp_conn_sweep(struct tcp_ctx *tctx, uint64_t now)
 		if (atomic_load(&conn->state) == TCP_CONN_CLOSING ||
 		    atomic_load(&conn->state) == TCP_CONN_CLOSED)
 			continue;
+		activity(conn, now);
 		if (conn->deadline && now > conn->deadline) {
 			what[n] = 0; /* handshake too slow */
 		} else if (conn->deadline && conn->kind == TCP_CONN_QP_OUT) {
 			what[n] = 3; /* requests may wait for the peer */
 		} else if (!conn->deadline &&
 			   atomic_load(&conn->state) == TCP_CONN_OPEN &&
-			   atomic_load(&conn->last_rx) + ka < now) {
-			/* (readers and writers in other threads stamp times
-			 * newer than now: no unsigned now - last) */
+			   conn->rx_at + ka < now) {
 			what[n] = 1; /* silent peer */
 		} else if (atomic_load(&conn->state) == TCP_CONN_OPEN &&
 			   !__atomic_load_n(&conn->shut, __ATOMIC_RELAXED) &&
-			   atomic_load(&conn->last_tx) + ka / 3 < now) {
+			   conn->tx_at + ka / 3 < now) {
 			what[n] = 2; /* we were quiet: keep it alive */
 		} else {
 			continue;

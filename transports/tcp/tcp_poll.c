@@ -193,7 +193,7 @@ static bool drive_tx(struct tcp_conn *conn)
 		return false;
 	now = tcp_now();
 	core_lock_acquire(&conn->lock);
-	if (conn->ack_pending && !conn->ack_due && now >= conn->ack_deadline) {
+	if (conn->ack_pending && !conn->ack_due && tcp_tx_ack_due(conn, now)) {
 		conn->ack_due = true;
 		kick = true;
 	}
@@ -267,12 +267,12 @@ void tcp_poll_drive(struct tcp_cq *cq)
 		 * attempt finds: answers are read once in RX_WHILE_BLOCKED
 		 * polls then.
 		 */
-		rx = atomic_load_explicit(&conn[i]->last_rx,
+		rx = atomic_load_explicit(&conn[i]->rx_count,
 					  memory_order_relaxed);
 		if (!drive_tx(conn[i]) || streak % RX_WHILE_BLOCKED == 0)
 			tcp_rx_run(conn[i], true);
-		/* stamped by each read that brought something */
-		if (atomic_load_explicit(&conn[i]->last_rx,
+		/* counted by each read that brought something */
+		if (atomic_load_explicit(&conn[i]->rx_count,
 					 memory_order_relaxed) != rx)
 			ask(conn[i], cq);
 		/* what the poller waits for is there: the rest can wait for

@@ -119,9 +119,14 @@ void tcp_ack_list_add(struct tcp_conn *conn)
 {
 	struct tcp_ctx *tctx = conn->ctx;
 
-	/* one delay for all: appending keeps the list in deadline order */
+	/* one delay for all: appending keeps the list in deadline order,
+	 * with the delay started now */
 	if (conn->on_ack_list)
 		return;
+	core_lock_acquire(&conn->lock);
+	if (conn->ack_pending)
+		(void)tcp_tx_ack_due(conn, tcp_now());
+	core_lock_release(&conn->lock);
 	conn->on_ack_list = true;
 	tcp_conn_get(conn);
 	DL_APPEND2(tctx->ack_list, conn, ack_prev, ack_next);
@@ -147,8 +152,8 @@ static uint64_t acks_run(struct tcp_ctx *tctx, uint64_t now)
 	while ((conn = tctx->ack_list)) {
 		core_lock_acquire(&conn->lock);
 		pending = conn->ack_pending;
-		deadline = conn->ack_deadline;
-		if (pending && deadline > now) {
+		if (pending && !tcp_tx_ack_due(conn, now)) {
+			deadline = conn->ack_deadline;
 			core_lock_release(&conn->lock);
 			return deadline;
 		}

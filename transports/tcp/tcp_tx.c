@@ -175,7 +175,6 @@ static void gather(struct tcp_conn *conn, struct tcp_qp *qp)
 	struct tcp_ctl *ctl;
 	struct tcp_frame f;
 	bool has_ack = false, due = false, keepalive, requests;
-	uint64_t deadline = 0;
 	uint32_t ack = 0;
 
 	batch_reset(tx);
@@ -199,7 +198,6 @@ static void gather(struct tcp_conn *conn, struct tcp_qp *qp)
 		has_ack = true;
 		ack = conn->ack_psn;
 		due = conn->ack_due;
-		deadline = conn->ack_deadline;
 	}
 	if (ctl && ctl->shut_after && !conn->resp_n && tcp_tx_room(conn, 3)) {
 		core_lock_release(&conn->lock);
@@ -230,7 +228,12 @@ static void gather(struct tcp_conn *conn, struct tcp_qp *qp)
 	if (!tcp_tx_room(conn, 1))
 		return;
 	/* the clock only for an acknowledgement no request carried */
-	if (has_ack && (due || tcp_now() >= deadline)) {
+	if (has_ack && !due) {
+		core_lock_acquire(&conn->lock);
+		due = tcp_tx_ack_due(conn, tcp_now());
+		core_lock_release(&conn->lock);
+	}
+	if (has_ack && due) {
 		add_ack(conn, ack);
 	} else if (keepalive && !tx->nframes) {
 		memset(&f, 0, sizeof(f));
@@ -397,8 +400,13 @@ static int write_all(struct tcp_conn *conn, struct tcp_qp *qp)
 			drop_token(conn);
 			return (int)n;
 		}
-		atomic_store_explicit(&conn->last_tx, tcp_now(),
-				      memory_order_relaxed);
+		/* the writer holds the token: no other thread writes it */
+		atomic_store_explicit(
+			&conn->tx_count,
+			atomic_load_explicit(&conn->tx_count,
+					     memory_order_relaxed) +
+				1,
+			memory_order_relaxed);
 		advance(tx, (size_t)n);
 	}
 }
@@ -471,15 +479,26 @@ int tcp_tx_ctl(struct tcp_conn *conn, const struct tcp_frame *f,
 	return 0;
 }
 
+bool tcp_tx_ack_due(struct tcp_conn *conn, uint64_t now)
+{
+	if (conn->ack_due)
+		return true;
+	if (!conn->ack_deadline) {
+		conn->ack_deadline =
+			now + (uint64_t)conn->ctx->prm.ack_delay_us * 1000u;
+		return false;
+	}
+	return now >= conn->ack_deadline;
+}
+
 void tcp_tx_ack(struct tcp_conn *conn, uint32_t psn, bool ackreq)
 {
 	unsigned int delay_us = conn->ctx->prm.ack_delay_us;
 
 	core_lock_acquire(&conn->lock);
-	/* from the request's arrival: its turn read the clock already */
+	/* the delay starts at the first look (tcp_tx_ack_due) */
 	if (!conn->ack_pending)
-		conn->ack_deadline = atomic_load(&conn->last_rx) +
-				     (uint64_t)delay_us * 1000u;
+		conn->ack_deadline = 0;
 	__atomic_store_n(&conn->ack_pending, true, __ATOMIC_RELAXED);
 	conn->ack_psn = psn;
 	if (ackreq || !delay_us)

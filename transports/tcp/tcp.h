@@ -305,6 +305,10 @@ struct tcp_tx {
 	bool full; /* it ran out of room: more may be waiting */
 	bool stale; /* some memory was checked before gen: check again */
 	bool shut_after;
+	/* the batch carries the acknowledgement of ack_psn: pending until
+	 * the batch is written (batch_done), off the path to the socket */
+	bool ack_out;
+	uint32_t ack_psn;
 	unsigned int gen; /* mem_gen the batch's memory was checked at */
 };
 
@@ -329,6 +333,9 @@ struct tcp_rx {
 	 * comes next raises a new edge, unless the peer's end came with the
 	 * data (tcp_conn.rdhup) */
 	bool drained;
+	/* this turn queued an answer or made the acknowledgement due
+	 * (tcp_tx_resp, tcp_tx_ack): the writer must be kicked */
+	bool want_write;
 	enum tcp_rx_state state;
 	struct tcp_frame f; /* the frame being received */
 	uint64_t left; /* its payload bytes still to come */
@@ -539,7 +546,8 @@ void tcp_mem_leave(struct tcp_ctx *tctx);
 /* Deregistration side: excludes every guarded transfer. */
 void tcp_mem_change_begin(struct tcp_ctx *tctx);
 void tcp_mem_change_end(struct tcp_ctx *tctx);
-/* Progress thread: an acknowledgement of conn waits until its deadline. */
+/* Progress thread: a pending acknowledgement of conn that is not due yet
+ * waits on the list until its deadline. */
 void tcp_ack_list_add(struct tcp_conn *conn);
 void tcp_ack_list_del(struct tcp_conn *conn);
 

@@ -119,14 +119,17 @@ void tcp_ack_list_add(struct tcp_conn *conn)
 {
 	struct tcp_ctx *tctx = conn->ctx;
 
-	/* one delay for all: appending keeps the list in deadline order,
-	 * with the delay started now */
+	bool wait;
+
 	if (conn->on_ack_list)
 		return;
+	/* one delay for all: appending keeps the list in deadline order,
+	 * with the delay started now; a due one was kicked */
 	core_lock_acquire(&conn->lock);
-	if (conn->ack_pending)
-		(void)tcp_tx_ack_due(conn, tcp_now());
+	wait = conn->ack_pending && !tcp_tx_ack_due(conn, tcp_now());
 	core_lock_release(&conn->lock);
+	if (!wait)
+		return;
 	conn->on_ack_list = true;
 	tcp_conn_get(conn);
 	DL_APPEND2(tctx->ack_list, conn, ack_prev, ack_next);

@@ -393,12 +393,13 @@ static void rx_turn(struct tcp_conn *c, bool app)
 {
 	struct tcp_ctx *tctx = c->ctx;
 	struct tcp_qp *qp;
-	bool more = false, pending, due, write;
+	bool more = false;
 	unsigned int saw = 0;
 	int ret;
 
 	/* an edge, or a poll: the socket may hold data again */
 	c->rx.drained = false;
+	c->rx.want_write = false;
 	ret = rx_first(c);
 	if (!ret) {
 		tcp_mem_enter(tctx);
@@ -431,19 +432,17 @@ static void rx_turn(struct tcp_conn *c, bool app)
 	}
 	if (!saw)
 		return;
-	core_lock_acquire(&c->lock);
-	pending = c->ack_pending;
-	due = c->ack_due;
-	/* requests alone leave nothing to write but a held ack; answers,
-	 * requests the window held back */
+	/*
+	 * Requests alone leave nothing to write but a held ack; answers or a
+	 * due ack this turn queued, requests the window held back, do.  What
+	 * others queued they kicked for themselves.
+	 */
 	qp = tcp_conn_qp(c);
-	write = due || c->resp_n || c->ctl_head ||
-		((saw & RX_SAW_ANSWER) && qp && sw_pipe_may_send(&qp->pipe));
-	core_lock_release(&c->lock);
-	if (write)
+	if (c->rx.want_write ||
+	    ((saw & RX_SAW_ANSWER) && qp && sw_pipe_may_send(&qp->pipe)))
 		tcp_tx_kick(c);
 	/* a poller sends its delayed acknowledgements on its next polls */
-	if (pending && !due && !app)
+	if (!app)
 		tcp_ack_list_add(c);
 }
 

@@ -68,6 +68,19 @@ static void batch_reset(struct tcp_tx *tx)
 	tx->has_mem = false;
 	tx->stale = false;
 	tx->shut_after = false;
+	tx->ack_out = false;
+}
+
+/* Clears the pending acknowledgement psn, which went out. */
+static void ack_sent(struct tcp_conn *conn, uint32_t psn)
+{
+	core_lock_acquire(&conn->lock);
+	/* a newer one arrived meanwhile: it stays */
+	if (conn->ack_pending && conn->ack_psn == psn) {
+		__atomic_store_n(&conn->ack_pending, false, __ATOMIC_RELAXED);
+		conn->ack_due = false;
+	}
+	core_lock_release(&conn->lock);
 }
 
 /* The batch is on its way: frees what it held. */
@@ -76,6 +89,8 @@ static void batch_done(struct tcp_conn *conn)
 	struct tcp_tx *tx = &conn->tx;
 	int i;
 
+	if (tx->ack_out)
+		ack_sent(conn, tx->ack_psn);
 	for (i = 0; i < tx->nctl; i++)
 		free(tx->ctl[i]);
 	if (tx->shut_after) {
@@ -131,16 +146,11 @@ static void fill_answers(struct tcp_conn *conn)
 	}
 }
 
-/* Clears the pending acknowledgement psn, which went out. */
-static void ack_sent(struct tcp_conn *conn, uint32_t psn)
+/* The batch carries the acknowledgement of psn. */
+static void ack_carried(struct tcp_tx *tx, uint32_t psn)
 {
-	core_lock_acquire(&conn->lock);
-	/* a newer one arrived meanwhile: it stays */
-	if (conn->ack_pending && conn->ack_psn == psn) {
-		__atomic_store_n(&conn->ack_pending, false, __ATOMIC_RELAXED);
-		conn->ack_due = false;
-	}
-	core_lock_release(&conn->lock);
+	tx->ack_out = true;
+	tx->ack_psn = psn;
 }
 
 static void add_ctl(struct tcp_tx *tx, struct tcp_ctl *ctl)
@@ -164,7 +174,7 @@ static void add_ack(struct tcp_conn *conn, uint32_t ack)
 	f.flags = TCP_FLAG_ACK;
 	f.ack = ack;
 	tcp_tx_frame(conn, &f);
-	ack_sent(conn, ack);
+	ack_carried(&conn->tx, ack);
 }
 
 /* The batch: control frames, answers, requests, a lone acknowledgement
@@ -221,7 +231,7 @@ static void gather(struct tcp_conn *conn, struct tcp_qp *qp)
 		/* on the first request, if there is one */
 		tcp_rc_fill(conn, qp, &has_ack, ack);
 		if (!has_ack)
-			ack_sent(conn, ack);
+			ack_carried(tx, ack);
 	} else if (requests) {
 		tcp_rc_fill(conn, qp, &has_ack, ack);
 	}
@@ -504,6 +514,9 @@ void tcp_tx_ack(struct tcp_conn *conn, uint32_t psn, bool ackreq)
 	if (ackreq || !delay_us)
 		conn->ack_due = true;
 	core_lock_release(&conn->lock);
+	/* the reader's: its turn kicks the writer */
+	if (ackreq || !delay_us)
+		conn->rx.want_write = true;
 }
 
 int tcp_tx_resp(struct tcp_conn *conn, const struct tcp_resp *resp)
@@ -519,6 +532,9 @@ int tcp_tx_resp(struct tcp_conn *conn, const struct tcp_resp *resp)
 		conn->resp_n++;
 	}
 	core_lock_release(&conn->lock);
+	/* the reader's: its turn kicks the writer */
+	if (!ret)
+		conn->rx.want_write = true;
 	return ret;
 }
 

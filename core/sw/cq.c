@@ -38,6 +38,14 @@ void sw_cq_fini(struct sw_cq *scq)
 	scq->ring = NULL;
 }
 
+/* The slot n after slot i (i < size, n <= size), without a division: a
+ * busy ping-pong pushes and polls once per message. */
+static inline uint32_t ring_add(const struct sw_cq *scq, uint32_t i, uint32_t n)
+{
+	i += n;
+	return i >= scq->size ? i - scq->size : i;
+}
+
 int sw_cq_poll(struct sw_cq *scq, int num_entries, struct openrdma_wc *wc)
 {
 	uint32_t n, first;
@@ -62,7 +70,7 @@ int sw_cq_poll(struct sw_cq *scq, int num_entries, struct openrdma_wc *wc)
 		first = n;
 	memcpy(wc, &scq->ring[scq->head], first * sizeof(*wc));
 	memcpy(wc + first, scq->ring, (n - first) * sizeof(*wc));
-	scq->head = (scq->head + n) % scq->size;
+	scq->head = ring_add(scq, scq->head, n);
 	__atomic_store_n(&scq->count, scq->count - n, __ATOMIC_RELAXED);
 	ret = (int)n;
 out:
@@ -87,7 +95,7 @@ int sw_cq_resize(struct sw_cq *scq, int cqe)
 		goto out;
 	}
 	for (i = 0; i < scq->count; i++)
-		ring[i] = scq->ring[(scq->head + i) % scq->size];
+		ring[i] = scq->ring[ring_add(scq, scq->head, i)];
 	/* swap, so that the old ring is freed below, outside the lock */
 	old = scq->ring;
 	scq->ring = ring;
@@ -135,7 +143,7 @@ void sw_cq_push(struct sw_cq *scq, const struct openrdma_wc *wc, bool solicited,
 		overrun_now = true;
 		batch->lost = true;
 	} else {
-		scq->ring[(scq->head + scq->count) % scq->size] = *wc;
+		scq->ring[ring_add(scq, scq->head, scq->count)] = *wc;
 		__atomic_store_n(&scq->count, scq->count + 1, __ATOMIC_RELAXED);
 		pushed = true;
 	}

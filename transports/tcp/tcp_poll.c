@@ -249,8 +249,11 @@ void tcp_poll_drive(struct tcp_cq *cq)
 		/* in turns, as a poll may stop early */
 		first = cq->drive_next < cq->ndrive ? cq->drive_next : 0;
 		cq->drive_next = first + 1;
+		/* first + i < 2 * ndrive: no division on every poll */
 		for (i = 0; i < n; i++)
-			conn[i] = cq->drive[(first + i) % cq->ndrive];
+			conn[i] = cq->drive[first + i < cq->ndrive ?
+						    first + i :
+						    first + i - cq->ndrive];
 		/* they stay in the array, with its references, until we
 		 * leave (drive_del) */
 		cq->drivers++;

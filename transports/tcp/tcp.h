@@ -546,8 +546,8 @@ void tcp_mem_leave(struct tcp_ctx *tctx);
 /* Deregistration side: excludes every guarded transfer. */
 void tcp_mem_change_begin(struct tcp_ctx *tctx);
 void tcp_mem_change_end(struct tcp_ctx *tctx);
-/* Progress thread: a pending acknowledgement of conn that is not due yet
- * waits on the list until its deadline. */
+/* Progress thread: a pending acknowledgement of conn waits on the list
+ * until its deadline, or goes at once if it is due. */
 void tcp_ack_list_add(struct tcp_conn *conn);
 void tcp_ack_list_del(struct tcp_conn *conn);
 

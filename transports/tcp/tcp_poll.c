@@ -352,7 +352,6 @@ void tcp_poll_asked(struct tcp_ctx *tctx)
 static void take_back(struct tcp_conn *conn)
 {
 	struct tcp_ctx *tctx = conn->ctx;
-	bool pending, due;
 	int ret;
 
 	DL_DELETE2(tctx->app_conns, conn, app_prev, app_next);
@@ -372,14 +371,8 @@ static void take_back(struct tcp_conn *conn)
 		}
 		atomic_store(&conn->app_asked, false);
 		tcp_rx_run(conn, false);
-		core_lock_acquire(&conn->lock);
-		pending = conn->ack_pending;
-		due = conn->ack_due;
-		core_lock_release(&conn->lock);
-		if (pending && !due)
-			tcp_ack_list_add(conn);
-		else if (pending)
-			tcp_tx_kick(conn);
+		/* an acknowledgement the poller held, due or not */
+		tcp_ack_list_add(conn);
 	}
 	tcp_conn_put(conn);
 }

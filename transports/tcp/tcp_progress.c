@@ -118,17 +118,23 @@ static void wake_drain(struct tcp_poll *poll, uint32_t events)
 void tcp_ack_list_add(struct tcp_conn *conn)
 {
 	struct tcp_ctx *tctx = conn->ctx;
-
-	bool wait;
+	bool pending, due;
 
 	if (conn->on_ack_list)
 		return;
 	/* one delay for all: appending keeps the list in deadline order,
-	 * with the delay started now; a due one was kicked */
+	 * with the delay started now if it has not */
 	core_lock_acquire(&conn->lock);
-	wait = conn->ack_pending && !tcp_tx_ack_due(conn, tcp_now());
+	pending = conn->ack_pending;
+	due = pending && tcp_tx_ack_due(conn, tcp_now());
+	if (due)
+		conn->ack_due = true;
 	core_lock_release(&conn->lock);
-	if (!wait)
+	if (due) {
+		tcp_tx_kick(conn);
+		return;
+	}
+	if (!pending)
 		return;
 	conn->on_ack_list = true;
 	tcp_conn_get(conn);

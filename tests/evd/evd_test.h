@@ -96,7 +96,6 @@ static inline int t_post(struct core_evd *evd, uint32_t producer, uint32_t seq)
 	return ret;
 }
 
-/* 1 if fd is readable now, 0 if not. */
 /* True once another thread is inside a wait on evd (an empty one);
  * false if none came within 10 s. */
 static inline bool t_waiter_inside(struct core_evd *evd)
@@ -112,6 +111,7 @@ static inline bool t_waiter_inside(struct core_evd *evd)
 	return false;
 }
 
+/* 1 if fd is readable now, 0 if not. */
 static inline int t_readable(int fd)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };

@@ -472,6 +472,15 @@ static inline struct tcp_qp *sw_to_tcp_qp(struct sw_qp *sqp)
  * connection down: the progress thread and a writer holding the token
  * use it without a reference.
  */
+/* Counts a read or a write that moved bytes (rx_count, tx_count): only
+ * the token's holder writes it, so no locked instruction. */
+static inline void tcp_conn_count(_Atomic uint64_t *count)
+{
+	atomic_store_explicit(
+		count, atomic_load_explicit(count, memory_order_relaxed) + 1,
+		memory_order_relaxed);
+}
+
 static inline struct tcp_qp *tcp_conn_qp(struct tcp_conn *conn)
 {
 	return __atomic_load_n(&conn->qp, __ATOMIC_ACQUIRE);
@@ -589,14 +598,16 @@ void tcp_tx_writable(struct tcp_conn *conn);
 /* Queues a control frame (f: opcode and fields; pdata: its payload). */
 int tcp_tx_ctl(struct tcp_conn *conn, const struct tcp_frame *f,
 	       const void *pdata, unsigned int plen, bool shut_after);
-/* Target: request psn executed; ackreq: the initiator waits for it. */
+/* Target, the reader: request psn executed; ackreq: the initiator waits
+ * for it (the reader's turn then kicks the writer: rx.want_write). */
 void tcp_tx_ack(struct tcp_conn *conn, uint32_t psn, bool ackreq);
 /* Is conn's pending acknowledgement due at now?  Its delay starts at the
  * first look after it became pending: arrivals read no clock.  Called
  * with conn->lock held. */
 bool tcp_tx_ack_due(struct tcp_conn *conn, uint64_t now);
-/* Target: queues an answer (READ_RESP, ATOMIC_RESP, NAK); -ENOSPC if the
- * initiator has more outstanding than the IRD allows. */
+/* Target, the reader: queues an answer (READ_RESP, ATOMIC_RESP, NAK) for
+ * its turn to write (rx.want_write); -ENOSPC if the initiator has more
+ * outstanding than the IRD allows. */
 int tcp_tx_resp(struct tcp_conn *conn, const struct tcp_resp *resp);
 /* Progress thread, at teardown: drops the batch and the queues. */
 void tcp_tx_fini(struct tcp_conn *conn);

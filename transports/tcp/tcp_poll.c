@@ -210,15 +210,12 @@ static bool drive_tx(struct tcp_conn *conn)
  * conn to it. */
 static void ask(struct tcp_conn *conn, struct tcp_cq *cq)
 {
+	/* two loads, the usual answer in a poller's every read */
 	if (!atomic_load_explicit(&cq->busy, memory_order_relaxed) ||
 	    atomic_load_explicit(&conn->app_asked, memory_order_relaxed))
 		return;
 	/* the progress thread's test, without which it would refuse */
-	if (atomic_load_explicit(&cq->last_poll, memory_order_relaxed) +
-		    APP_GRACE_NS / 2 <
-	    tcp_now())
-		return;
-	if (atomic_exchange(&conn->app_asked, true))
+	if (!polled(conn, tcp_now()) || atomic_exchange(&conn->app_asked, true))
 		return;
 	atomic_store(&conn->ctx->app_asked, true);
 	tcp_progress_wake(conn->ctx);

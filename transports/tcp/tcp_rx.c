@@ -37,15 +37,6 @@ enum {
 	RX_SAW_REQUEST = 1 << 1, /* requests: answers may wait */
 };
 
-/* The reader holds the token: no other thread writes the count. */
-static void count_read(struct tcp_conn *c)
-{
-	atomic_store_explicit(
-		&c->rx_count,
-		atomic_load_explicit(&c->rx_count, memory_order_relaxed) + 1,
-		memory_order_relaxed);
-}
-
 /* Reads into the staging buffer; returns the count, RX_EOF as 0, or a
  * negative code (-EAGAIN when nothing is there). */
 static ssize_t read_staging(struct tcp_conn *c)
@@ -67,7 +58,7 @@ static ssize_t read_staging(struct tcp_conn *c)
 	if (n < 0)
 		return n;
 	if (n)
-		count_read(c);
+		tcp_conn_count(&c->rx_count);
 	/* less than asked: the socket is empty, and what comes next raises
 	 * a new edge (or the next poll looks again): no recv() just to hear
 	 * EAGAIN */
@@ -160,7 +151,7 @@ static ssize_t read_direct(struct tcp_conn *c)
 	sw_dma_end();
 	if (n <= 0)
 		return n;
-	count_read(c);
+	tcp_conn_count(&c->rx_count);
 	rx->drained = (uint64_t)n < rx->left + iov[cnt - 1].iov_len &&
 		      !atomic_load_explicit(&c->rdhup, memory_order_relaxed);
 	part = (uint64_t)n < rx->left ? (size_t)n : (size_t)rx->left;

@@ -410,13 +410,7 @@ static int write_all(struct tcp_conn *conn, struct tcp_qp *qp)
 			drop_token(conn);
 			return (int)n;
 		}
-		/* the writer holds the token: no other thread writes it */
-		atomic_store_explicit(
-			&conn->tx_count,
-			atomic_load_explicit(&conn->tx_count,
-					     memory_order_relaxed) +
-				1,
-			memory_order_relaxed);
+		tcp_conn_count(&conn->tx_count);
 		advance(tx, (size_t)n);
 	}
 }
@@ -503,7 +497,7 @@ bool tcp_tx_ack_due(struct tcp_conn *conn, uint64_t now)
 
 void tcp_tx_ack(struct tcp_conn *conn, uint32_t psn, bool ackreq)
 {
-	unsigned int delay_us = conn->ctx->prm.ack_delay_us;
+	bool due = ackreq || !conn->ctx->prm.ack_delay_us;
 
 	core_lock_acquire(&conn->lock);
 	/* the delay starts at the first look (tcp_tx_ack_due) */
@@ -511,11 +505,11 @@ void tcp_tx_ack(struct tcp_conn *conn, uint32_t psn, bool ackreq)
 		conn->ack_deadline = 0;
 	__atomic_store_n(&conn->ack_pending, true, __ATOMIC_RELAXED);
 	conn->ack_psn = psn;
-	if (ackreq || !delay_us)
+	if (due)
 		conn->ack_due = true;
 	core_lock_release(&conn->lock);
 	/* the reader's: its turn kicks the writer */
-	if (ackreq || !delay_us)
+	if (due)
 		conn->rx.want_write = true;
 }
 

@@ -272,7 +272,7 @@ Test(tcp_hostile, answers_on_a_target_connection_close_it)
 
 Test(tcp_hostile, truncated_frames_then_hangup)
 {
-	uint8_t hdr[TCP_FRAME_HDR_MAX], both[TCP_FRAME_HDR_MAX + 16];
+	uint8_t buf[TCP_FRAME_HDR_MAX + 16];
 	struct tcp_frame f;
 	struct tt_side t;
 	size_t i;
@@ -282,10 +282,9 @@ Test(tcp_hostile, truncated_frames_then_hangup)
 	 * which usually comes in the same epoll edge as the data: what came
 	 * may be placed, nothing outside the target range */
 	write_frame(&f, &t, 0, (uintptr_t)t.buf + 512, t.mr->rkey, 64);
-	tcp_frame_encode(&f, hdr);
-	memcpy(both, hdr, f.hlen);
-	memset(both + f.hlen, 0x5a, 16);
-	cr_assert_eq(send(fd, both, f.hlen + 16, MSG_NOSIGNAL),
+	tcp_frame_encode(&f, buf);
+	memset(buf + f.hlen, 0x5a, 16);
+	cr_assert_eq(send(fd, buf, f.hlen + 16, MSG_NOSIGNAL),
 		     (ssize_t)(f.hlen + 16));
 	close(fd);
 	/* an idle QP waits out its retry span (at most a second) first */
@@ -298,7 +297,7 @@ Test(tcp_hostile, truncated_frames_then_hangup)
 			cr_assert_eq(t.buf[i], FILL, "byte %zu was written", i);
 	/* half a header, then the end */
 	fd = tt_raw_connect(&t.port.addr);
-	cr_assert_eq(send(fd, hdr, 20, MSG_NOSIGNAL), 20);
+	cr_assert_eq(send(fd, buf, 20, MSG_NOSIGNAL), 20);
 	close(fd);
 	fd = tt_raw_connect(&t.port.addr);
 	close(fd);

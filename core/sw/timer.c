@@ -48,6 +48,30 @@ out_attr:
 	return ret;
 }
 
+static void disarm(struct sw_timer *t, struct sw_timer_entry *const *entries,
+		   int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (!entries[i]->queued)
+			continue;
+		DL_DELETE(t->list, entries[i]);
+		entries[i]->queued = false;
+	}
+}
+
+static bool running_one_of(const struct sw_timer *t,
+			   struct sw_timer_entry *const *entries, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (t->running == entries[i])
+			return true;
+	return false;
+}
+
 static void *timer_thread(void *arg)
 {
 	struct sw_timer *t = arg;
@@ -73,12 +97,11 @@ static void *timer_thread(void *arg)
 		pthread_mutex_unlock(&t->lock);
 		e->fn(e);
 		pthread_mutex_lock(&t->lock);
-		/* what it re-armed does not run again: its canceller waits
-		 * for this call, and may free it next */
-		if (t->cancel == e && e->queued) {
-			DL_DELETE(t->list, e);
-			e->queued = false;
-		}
+		/* what it re-armed of the set being cancelled does not run
+		 * again: the canceller waits for this call, and may free
+		 * them next */
+		if (t->ncancel)
+			disarm(t, t->cancel, t->ncancel);
 		t->running = NULL;
 		pthread_cond_broadcast(&t->idle);
 	}
@@ -138,20 +161,25 @@ out:
 	return ret;
 }
 
-void sw_timer_cancel(struct sw_timer *t, struct sw_timer_entry *entry)
+void sw_timer_cancel_set(struct sw_timer *t,
+			 struct sw_timer_entry *const *entries, int n)
 {
 	pthread_mutex_lock(&t->lock);
-	if (entry->queued) {
-		DL_DELETE(t->list, entry);
-		entry->queued = false;
-	}
+	disarm(t, entries, n);
 	/* an entry cancelling itself from its own call must not wait */
-	if (t->running == entry && t->started &&
+	if (running_one_of(t, entries, n) && t->started &&
 	    !pthread_equal(pthread_self(), t->thread)) {
-		t->cancel = entry;
-		while (t->running == entry)
+		t->cancel = entries;
+		t->ncancel = n;
+		while (running_one_of(t, entries, n))
 			pthread_cond_wait(&t->idle, &t->lock);
 		t->cancel = NULL;
+		t->ncancel = 0;
 	}
 	pthread_mutex_unlock(&t->lock);
+}
+
+void sw_timer_cancel(struct sw_timer *t, struct sw_timer_entry *entry)
+{
+	sw_timer_cancel_set(t, &entry, 1);
 }

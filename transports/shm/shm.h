@@ -605,8 +605,9 @@ int shm_conn_attach(struct shm_qp *qp, uint32_t dest_qpn);
  */
 void shm_conn_accept(struct shm_ctx *sctx, struct shm_watch *w, pid_t pid,
 		     const struct shm_msg_attach *msg, int *fds, int nfds);
-/* Tears the QP's connection down (QP reset or destroyed). */
-void shm_conn_detach(struct shm_qp *qp);
+/* Tears the QP's connection down (QP reset or destroyed), once no
+ * thread drains it; false if it had none. */
+bool shm_conn_detach(struct shm_qp *qp);
 /* The QP's connection, referenced; NULL if none. */
 struct shm_conn *shm_conn_get(struct shm_qp *qp);
 /* The same, and the conn_gen it goes with. */

@@ -467,7 +467,7 @@ err:
 		shm_qp_put(qp);
 }
 
-void shm_conn_detach(struct shm_qp *qp)
+bool shm_conn_detach(struct shm_qp *qp)
 {
 	struct shm_conn *conn;
 
@@ -478,6 +478,7 @@ void shm_conn_detach(struct shm_qp *qp)
 	pthread_mutex_unlock(&qp->conn_lock);
 	if (conn)
 		conn_close(conn);
+	return conn != NULL;
 }
 
 /*

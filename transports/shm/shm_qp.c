@@ -212,15 +212,23 @@ int shm_qp_destroy(struct openrdma_qp *qp)
 {
 	struct shm_qp *sqp = to_shm_qp(qp);
 	struct shm_ctx *sctx = sqp->ctx;
+	/* each may arm the other */
+	struct sw_timer_entry *const timers[] = { &sqp->rnr_entry,
+						  &sqp->lost_entry };
 
 	/* unreachable first, then wait out the deliveries already inside */
 	table_del(sctx, sqp);
 	while (atomic_load(&sqp->users))
 		sched_yield();
-	/* no retry may connect or transmit again */
-	sw_timer_cancel(&sctx->timer, &sqp->rnr_entry);
-	sw_timer_cancel(&sctx->timer, &sqp->lost_entry);
-	shm_conn_detach(sqp);
+	/*
+	 * No retry may transmit again, nor the progress thread arm one: it
+	 * reaches the QP through the connection, and a retry may attach a
+	 * connection again (a QP connected by hand).  Timers, then the
+	 * connection, until there was none.
+	 */
+	do
+		sw_timer_cancel_set(&sctx->timer, timers, 2);
+	while (shm_conn_detach(sqp));
 	/* nothing transmits any more (tx_conn in shm_tx.c) */
 	if (sqp->tx_conn)
 		shm_conn_put(sqp->tx_conn);

@@ -268,14 +268,16 @@ int tcp_qp_destroy(struct openrdma_qp *base)
 {
 	struct tcp_qp *qp = to_tcp_qp(base);
 	struct tcp_ctx *tctx = qp->ctx;
+	/* each may arm the other */
+	struct sw_timer_entry *const timers[] = { &qp->rnr_entry,
+						  &qp->lost_entry };
 
 	/* unreachable first, then wait out those inside */
 	pthread_mutex_lock(&tctx->lock);
 	HASH_DEL(tctx->qps, qp);
 	pthread_mutex_unlock(&tctx->lock);
 	qp_unlink(qp);
-	sw_timer_cancel(&tctx->timer, &qp->rnr_entry);
-	sw_timer_cancel(&tctx->timer, &qp->lost_entry);
+	sw_timer_cancel_set(&tctx->timer, timers, 2);
 	while (atomic_load(&qp->users))
 		sched_yield();
 	pthread_spin_destroy(&qp->link_lock);

@@ -353,6 +353,8 @@ struct tcp_rx {
 	/* after a NAK the target drops requests until psn comes again */
 	bool dropping;
 	uint32_t drop_psn;
+	/* the socket's SO_RCVLOWAT (tcp_rx.c, lowat_set) */
+	int lowat;
 };
 
 struct tcp_conn {
@@ -528,6 +530,7 @@ int tcp_sock_listen(struct tcp_ctx *tctx, const struct sockaddr *addr,
  */
 ssize_t tcp_sock_recv(int fd, void *buf, size_t len);
 ssize_t tcp_sock_readv(int fd, const struct iovec *iov, int cnt);
+int tcp_sock_rcvlowat(int fd, int bytes);
 /* Batches of up to this many bytes are copied into one buffer and sent
  * with send(); larger ones go with sendmsg() as they are. */
 #define TCP_SOCK_FLAT_MAX 512

@@ -25,6 +25,10 @@
 #define RX_DIRECT_MIN 4096
 /* Staging room a direct read may fill after the payload. */
 #define RX_TAIL 1024
+/* A payload with this much still to come raises the socket's low-water
+ * mark, up to RX_LOWAT_MAX. */
+#define RX_LOWAT_MIN (128u << 10)
+#define RX_LOWAT_MAX (512u << 10)
 
 enum {
 	RX_EOF = 1, /* the peer closed its side */
@@ -379,6 +383,32 @@ static int rx_first(struct tcp_conn *c)
 	return n == -EAGAIN ? RX_AGAIN : (int)n;
 }
 
+/*
+ * Between the segments of a large payload the progress thread would wake
+ * for each one (64 KiB over loopback), and the sender pays for each
+ * wake-up.  While one is being read, the socket's low-water mark asks
+ * the kernel to wake us only once as much as remains of it (up to
+ * RX_LOWAT_MAX) is there; the peer's end and errors wake us as before.
+ * It never exceeds what the current payload still brings, so nothing
+ * that will come can be left unannounced; a busy poller reads without
+ * waiting and keeps it at one byte.
+ */
+static void lowat_set(struct tcp_conn *c, bool app)
+{
+	struct tcp_rx *rx = &c->rx;
+	int want = 1;
+
+	if (!app && rx->state == TCP_RX_BODY && rx->sink == TCP_SINK_MEM &&
+	    rx->left >= RX_LOWAT_MIN)
+		want = rx->left < RX_LOWAT_MAX ? (int)rx->left :
+						 (int)RX_LOWAT_MAX;
+	if (want == rx->lowat || (!rx->lowat && want == 1))
+		return;
+	/* refused: the next turn tries again */
+	if (!tcp_sock_rcvlowat(c->poll.fd, want))
+		rx->lowat = want;
+}
+
 /* One turn of reading, with the read token held. */
 static void rx_turn(struct tcp_conn *c, bool app)
 {
@@ -406,6 +436,8 @@ static void rx_turn(struct tcp_conn *c, bool app)
 		c->rx.gen = atomic_load(&tctx->mem_gen);
 		tcp_mem_leave(tctx);
 	}
+	if (ret == RX_AGAIN && !more)
+		lowat_set(c, app);
 
 	if (ret == RX_EOF) {
 		/* after DISCONNECT or REJECT the end is expected */

@@ -64,6 +64,13 @@ ssize_t tcp_sock_readv(int fd, const struct iovec *iov, int cnt)
 	return n < 0 ? -errno : n;
 }
 
+int tcp_sock_rcvlowat(int fd, int bytes)
+{
+	return setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes)) ?
+		       -errno :
+		       0;
+}
+
 /*
  * A small batch goes out as one buffer: sendmsg() first copies the message
  * header and imports the iovecs, which costs a small frame more than

@@ -6,6 +6,7 @@
  * untouched, floods of connections are bounded, and the process goes on.
  */
 #include <arpa/inet.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -48,15 +49,15 @@ static void qp_rtr(struct tt_side *t, const struct sockaddr_storage *addr)
 		     0);
 }
 
-/* A QP in RTR towards the raw peer, and the peer's connection to it,
- * past the HELLO handshake. */
-static int target(struct tt_side *t)
+/* A QP in RTR towards the raw peer, with a buffer of len bytes, and the
+ * peer's connection to it, past the HELLO handshake. */
+static int target_of(struct tt_side *t, size_t len)
 {
 	struct sockaddr_storage peer;
 	struct tcp_frame f;
 	int fd;
 
-	tt_open(t, "tcp0", LEN,
+	tt_open(t, "tcp0", len,
 		OPENRDMA_ACCESS_LOCAL_WRITE | OPENRDMA_ACCESS_REMOTE_WRITE |
 			OPENRDMA_ACCESS_REMOTE_READ |
 			OPENRDMA_ACCESS_REMOTE_ATOMIC,
@@ -88,6 +89,11 @@ static int target(struct tt_side *t)
 	cr_assert_eq(f.qpn, PEER_QPN);
 	cr_assert_eq(f.src_qpn, t->qp->qp_num);
 	return fd;
+}
+
+static int target(struct tt_side *t)
+{
+	return target_of(t, LEN);
 }
 
 static void write_frame(struct tcp_frame *f, const struct tt_side *t,
@@ -301,6 +307,92 @@ Test(tcp_hostile, truncated_frames_then_hangup)
 	close(fd);
 	fd = tt_raw_connect(&t.port.addr);
 	close(fd);
+	tt_close(&t);
+}
+
+/*
+ * A large write whose payload comes in pieces with pauses between, as
+ * from a slow peer.  Between them the target raises its socket's
+ * low-water mark to what remains of the payload (tcp_rx.c), and must
+ * still wake for the last piece, which brings exactly that, and for the
+ * peer's end in the middle.
+ */
+#define PIECES_LEN (256u << 10)
+#define PIECES_OFF 512
+#define PIECE_PAUSE_US (30 * 1000)
+
+static const size_t pieces[] = { 64u << 10, 100u << 10, 92u << 10 };
+
+/* Sends a write's header and the first n pieces of its payload. */
+static int write_in_pieces(struct tt_side *t, uint8_t *payload, size_t n)
+{
+	uint8_t hdr[TCP_FRAME_HDR_MAX];
+	struct tcp_frame f;
+	size_t i, off = 0;
+	int fd = target_of(t, PIECES_OFF + PIECES_LEN + 4096);
+
+	for (i = 0; i < PIECES_LEN; i++)
+		payload[i] = (uint8_t)(i * 7 + 3);
+	write_frame(&f, t, 9, (uintptr_t)t->buf + PIECES_OFF, t->mr->rkey,
+		    PIECES_LEN);
+	tt_raw_send(fd, hdr, tcp_frame_encode(&f, hdr));
+	for (i = 0; i < n; i++) {
+		usleep(PIECE_PAUSE_US);
+		tt_raw_send(fd, payload + off, pieces[i]);
+		off += pieces[i];
+	}
+	return fd;
+}
+
+static void expect_pieces_placed(void)
+{
+	static uint8_t payload[PIECES_LEN];
+	struct tcp_frame f;
+	struct tt_side t;
+	size_t i;
+	int fd = write_in_pieces(&t, payload, 3);
+
+	cr_assert_eq(tt_raw_read(fd, &f, TT_TIMEOUT_MS), 0,
+		     "no answer to a write that came in pieces");
+	cr_assert_eq(f.opcode, TCP_OP_ACK, "answer %s, want ACK",
+		     tcp_frame_op_name(f.opcode));
+	cr_assert_eq(f.ack, 9);
+	cr_assert(!memcmp(t.buf + PIECES_OFF, payload, PIECES_LEN));
+	for (i = 0; i < t.len; i++)
+		if (i < PIECES_OFF || i >= PIECES_OFF + PIECES_LEN)
+			cr_assert_eq(t.buf[i], FILL, "byte %zu was written", i);
+	close(fd);
+	tt_close(&t);
+}
+
+Test(tcp_hostile, write_in_pieces_is_placed, .timeout = 30)
+{
+	expect_pieces_placed();
+}
+
+/* With SO_RCVBUF set the kernel holds the mark to half of it. */
+Test(tcp_hostile, write_in_pieces_is_placed_with_a_small_rcvbuf, .timeout = 30)
+{
+	setenv("OPENRDMA_TCP_RCVBUF", "32k", 1);
+	expect_pieces_placed();
+}
+
+Test(tcp_hostile, end_in_the_middle_of_a_large_payload, .timeout = 30)
+{
+	static uint8_t payload[PIECES_LEN];
+	struct tt_side t;
+	size_t i;
+	int fd = write_in_pieces(&t, payload, 1);
+
+	usleep(PIECE_PAUSE_US);
+	close(fd);
+	for (i = 0; i < 100 && tt_qp_state(t.qp) != OPENRDMA_QPS_ERR; i++)
+		usleep(20000);
+	cr_assert_eq(tt_qp_state(t.qp), OPENRDMA_QPS_ERR,
+		     "the QP outlived its peer mid-payload");
+	for (i = 0; i < t.len; i++)
+		if (i < PIECES_OFF || i >= PIECES_OFF + PIECES_LEN)
+			cr_assert_eq(t.buf[i], FILL, "byte %zu was written", i);
 	tt_close(&t);
 }
 

@@ -247,7 +247,7 @@ int tt_raw_connect(const struct sockaddr_storage *addr)
 	return fd;
 }
 
-static void write_all(int fd, const void *buf, size_t len)
+void tt_raw_send(int fd, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 	ssize_t n;
@@ -265,9 +265,9 @@ void tt_raw_frame(int fd, const struct tcp_frame *f, const void *payload)
 {
 	uint8_t hdr[TCP_FRAME_HDR_MAX];
 
-	write_all(fd, hdr, tcp_frame_encode(f, hdr));
+	tt_raw_send(fd, hdr, tcp_frame_encode(f, hdr));
 	if (f->length && payload)
-		write_all(fd, payload, f->length);
+		tt_raw_send(fd, payload, f->length);
 }
 
 static int read_all(int fd, uint8_t *buf, size_t len, uint64_t end)

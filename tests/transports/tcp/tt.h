@@ -70,6 +70,8 @@ void tt_post(struct tt_side *s, enum openrdma_wr_opcode op, uint64_t wr_id,
 void tt_listen_addr(const struct tt_side *s, struct sockaddr_storage *ss);
 /* A raw TCP connection to addr (blocking, with a receive timeout). */
 int tt_raw_connect(const struct sockaddr_storage *addr);
+/* Writes len bytes, or as many as the transport takes before it hangs up. */
+void tt_raw_send(int fd, const void *buf, size_t len);
 /* Writes a frame header f and its payload. */
 void tt_raw_frame(int fd, const struct tcp_frame *f, const void *payload);
 /* Reads the next frame header (and skips its payload); -1 if the

@@ -110,12 +110,33 @@ static void write_frame(struct tcp_frame *f, const struct tt_side *t,
 	f->length = len;
 }
 
-static void expect_untouched(const struct tt_side *t)
+/* Nothing of t's buffer outside [off, off + len) was written. */
+static void expect_untouched_outside(const struct tt_side *t, size_t off,
+				     size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < t->len; i++)
-		cr_assert_eq(t->buf[i], FILL, "byte %zu was written", i);
+		if (i < off || i >= off + len)
+			cr_assert_eq(t->buf[i], FILL, "byte %zu was written",
+				     i);
+}
+
+static void expect_untouched(const struct tt_side *t)
+{
+	expect_untouched_outside(t, 0, 0);
+}
+
+/* The peer ended mid-request: t's QP goes to ERR (an idle QP waits out
+ * its retry span, at most a second, first). */
+static void expect_qp_error(struct tt_side *t)
+{
+	int i;
+
+	for (i = 0; i < 100 && tt_qp_state(t->qp) != OPENRDMA_QPS_ERR; i++)
+		usleep(20000);
+	cr_assert_eq(tt_qp_state(t->qp), OPENRDMA_QPS_ERR,
+		     "the QP outlived its peer mid-request");
 }
 
 /* The peer's write is refused: a NAK, memory as it was, the QP in ERR
@@ -281,7 +302,6 @@ Test(tcp_hostile, truncated_frames_then_hangup)
 	uint8_t buf[TCP_FRAME_HDR_MAX + 16];
 	struct tcp_frame f;
 	struct tt_side t;
-	size_t i;
 	int fd = target(&t);
 
 	/* a whole header and part of its payload, then at once the end,
@@ -293,14 +313,8 @@ Test(tcp_hostile, truncated_frames_then_hangup)
 	cr_assert_eq(send(fd, buf, f.hlen + 16, MSG_NOSIGNAL),
 		     (ssize_t)(f.hlen + 16));
 	close(fd);
-	/* an idle QP waits out its retry span (at most a second) first */
-	for (i = 0; i < 100 && tt_qp_state(t.qp) != OPENRDMA_QPS_ERR; i++)
-		usleep(20000);
-	cr_assert_eq(tt_qp_state(t.qp), OPENRDMA_QPS_ERR,
-		     "the QP outlived its peer mid-request");
-	for (i = 0; i < t.len; i++)
-		if (i < 512 || i >= 512 + 64)
-			cr_assert_eq(t.buf[i], FILL, "byte %zu was written", i);
+	expect_qp_error(&t);
+	expect_untouched_outside(&t, 512, 64);
 	/* half a header, then the end */
 	fd = tt_raw_connect(&t.port.addr);
 	cr_assert_eq(send(fd, buf, 20, MSG_NOSIGNAL), 20);
@@ -349,7 +363,6 @@ static void expect_pieces_placed(void)
 	static uint8_t payload[PIECES_LEN];
 	struct tcp_frame f;
 	struct tt_side t;
-	size_t i;
 	int fd = write_in_pieces(&t, payload, 3);
 
 	cr_assert_eq(tt_raw_read(fd, &f, TT_TIMEOUT_MS), 0,
@@ -358,9 +371,7 @@ static void expect_pieces_placed(void)
 		     tcp_frame_op_name(f.opcode));
 	cr_assert_eq(f.ack, 9);
 	cr_assert(!memcmp(t.buf + PIECES_OFF, payload, PIECES_LEN));
-	for (i = 0; i < t.len; i++)
-		if (i < PIECES_OFF || i >= PIECES_OFF + PIECES_LEN)
-			cr_assert_eq(t.buf[i], FILL, "byte %zu was written", i);
+	expect_untouched_outside(&t, PIECES_OFF, PIECES_LEN);
 	close(fd);
 	tt_close(&t);
 }
@@ -381,18 +392,12 @@ Test(tcp_hostile, end_in_the_middle_of_a_large_payload, .timeout = 30)
 {
 	static uint8_t payload[PIECES_LEN];
 	struct tt_side t;
-	size_t i;
 	int fd = write_in_pieces(&t, payload, 1);
 
 	usleep(PIECE_PAUSE_US);
 	close(fd);
-	for (i = 0; i < 100 && tt_qp_state(t.qp) != OPENRDMA_QPS_ERR; i++)
-		usleep(20000);
-	cr_assert_eq(tt_qp_state(t.qp), OPENRDMA_QPS_ERR,
-		     "the QP outlived its peer mid-payload");
-	for (i = 0; i < t.len; i++)
-		if (i < PIECES_OFF || i >= PIECES_OFF + PIECES_LEN)
-			cr_assert_eq(t.buf[i], FILL, "byte %zu was written", i);
+	expect_qp_error(&t);
+	expect_untouched_outside(&t, PIECES_OFF, PIECES_LEN);
 	tt_close(&t);
 }
 

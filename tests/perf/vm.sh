@@ -107,22 +107,43 @@ ours() {
 		echo "openrdma-\$1 failed" >> status.txt
 	fi
 }
+# run_one DEV ROUND ADDRESS PORT RUN: one run of a round.  A round's runs
+# take turns in an order that flips every other round (ABBA), each
+# compared run next to its perftest counterpart: a drift of the emulated
+# CPUs' speed during a round favours each side equally often.
+run_one() {
+	local dev=\$1 r=\$2 a=\$3 p=\$4 t
+	case \$5 in
+	ours)
+		ours \$dev-lat.\$r -d \$dev-1 -t lat_send,lat_write -s $SIZE_LAT -n $LAT_ITERS ;;
+	itpp)
+		pair "\$dev-it_pingpong.\$r" \
+			"OPENRDMA_EVD_SPIN_US=1000000 \$S \$ITPP -d \$dev-1 -p \$p -n $LAT_ITERS -s $SIZE_LAT" \
+			"OPENRDMA_EVD_SPIN_US=1000000 \$C \$ITPP -d \$dev-1 -p \$p -n $LAT_ITERS -s $SIZE_LAT \$a" ;;
+	ib_*_lat)
+		t=\$5
+		pair "\$dev-\$t.\$r" "\$S \$t -d \$dev -R -n $LAT_ITERS -s $SIZE_LAT" \
+			"\$C \$t -d \$dev -R -n $LAT_ITERS -s $SIZE_LAT \$a" ;;
+	ours_bw)
+		ours \$dev-bw.\$r -d \$dev-1 -t bw_write,bw_send -s $SIZE_BW -n $BW_ITERS ;;
+	ib_write_bw)
+		pair "\$dev-ib_write_bw.\$r" "\$S ib_write_bw -d \$dev -R -n $BW_ITERS -s $SIZE_BW --report_gbits" \
+			"\$C ib_write_bw -d \$dev -R -n $BW_ITERS -s $SIZE_BW --report_gbits \$a" ;;
+	esac
+}
 for r in \$(seq $ROUNDS); do
 for dev in $DEVICES; do
 	a=\$(dev_ip \$dev)
-	ours \$dev-lat.\$r -d \$dev-1 -t lat_send,lat_write -s $SIZE_LAT -n $LAT_ITERS
-	for t in ib_send_lat ib_write_lat; do
-		pair "\$dev-\$t.\$r" "\$S \$t -d \$dev -R -n $LAT_ITERS -s $SIZE_LAT" \
-			"\$C \$t -d \$dev -R -n $LAT_ITERS -s $SIZE_LAT \$a"
-	done
 	# a port per round: siw's are TCP ports, which linger
 	p=\$((18600 + r))
-	pair "\$dev-it_pingpong.\$r" \
-		"OPENRDMA_EVD_SPIN_US=1000000 \$S \$ITPP -d \$dev-1 -p \$p -n $LAT_ITERS -s $SIZE_LAT" \
-		"OPENRDMA_EVD_SPIN_US=1000000 \$C \$ITPP -d \$dev-1 -p \$p -n $LAT_ITERS -s $SIZE_LAT \$a"
-	ours \$dev-bw.\$r -d \$dev-1 -t bw_write,bw_send -s $SIZE_BW -n $BW_ITERS
-	pair "\$dev-ib_write_bw.\$r" "\$S ib_write_bw -d \$dev -R -n $BW_ITERS -s $SIZE_BW --report_gbits" \
-		"\$C ib_write_bw -d \$dev -R -n $BW_ITERS -s $SIZE_BW --report_gbits \$a"
+	if [ \$((r % 2)) -eq 1 ]; then
+		order="ours itpp ib_send_lat ib_write_lat ours_bw ib_write_bw"
+	else
+		order="ib_write_lat ib_send_lat itpp ours ib_write_bw ours_bw"
+	fi
+	for run in \$order; do
+		run_one \$dev \$r \$a \$p \$run
+	done
 done
 done
 EOF
@@ -169,9 +190,12 @@ val() {
 	v=$("$@")
 	echo "${v:--}"
 }
-# row DEVICE LABEL "OPENRDMA VALUES" "PERFTEST VALUES" (one per round)
+# row DEVICE LABEL "OPENRDMA VALUES" "PERFTEST VALUES" (one per round):
+# the medians, the ratio of the medians, the median of the rounds'
+# ratios (paired: the two runs of a round are minutes apart at most,
+# the rounds up to half an hour) and each round's ratio.
 row() {
-	local o p per="" i
+	local o p per="" pr i
 	local -a ov pv
 	read -ra ov <<< "$3"
 	read -ra pv <<< "$4"
@@ -180,14 +204,16 @@ row() {
 	for ((i = 0; i < ${#ov[@]} && i < ${#pv[@]}; i++)); do
 		per="$per $(ratio_of "${ov[i]}" "${pv[i]}")"
 	done
-	printf '%-6s %-28s %14s %14s %8s  %s\n' "$1" "$2" "${o:-failed}" \
-		"${p:--}" "$(ratio_of "$o" "$p")" "${per# }"
+	pr=$(printf '%s\n' $per | grep -v '^-$' | tr -d x | median)
+	[ -n "$pr" ] && pr=$(printf '%.2fx' "$pr")
+	printf '%-6s %-28s %14s %14s %8s %8s  %s\n' "$1" "$2" "${o:-failed}" \
+		"${p:--}" "$(ratio_of "$o" "$p")" "${pr:--}" "${per# }"
 }
 
 {
 	echo "openrdma-perf vs perftest in the lab VM (emulated CPUs: compare ratios, not absolute figures)"
-	echo "median of $ROUNDS rounds taken in turns; the last column: each round's ratio"
-	printf '%-6s %-28s %14s %14s %8s  %s\n' device test openrdma-perf perftest ratio rounds
+	echo "median of $ROUNDS rounds taken in turns (ABBA); ratio: of the medians; paired: median of the rounds' ratios; then each round's ratio"
+	printf '%-6s %-28s %14s %14s %8s %8s  %s\n' device test openrdma-perf perftest ratio paired rounds
 	for dev in $DEVICES; do
 		for pair in "lat_send:ib_send_lat" "lat_write:ib_write_lat"; do
 			o="" p=""

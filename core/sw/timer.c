@@ -173,8 +173,12 @@ void sw_timer_cancel_set(struct sw_timer *t,
 		t->ncancel = n;
 		while (running_one_of(t, entries, n))
 			pthread_cond_wait(&t->idle, &t->lock);
-		t->cancel = NULL;
-		t->ncancel = 0;
+		/* the thread may have gone on to another's entry, whose
+		 * canceller now waits with its own set */
+		if (t->cancel == entries) {
+			t->cancel = NULL;
+			t->ncancel = 0;
+		}
 	}
 	pthread_mutex_unlock(&t->lock);
 }

@@ -280,10 +280,14 @@ void sw_qp_progress(struct sw_qp *sqp)
 			}
 			status = OPENRDMA_WC_RNR_RETRY_EXC_ERR;
 		}
+		/* whoever polls the error sees the QP in ERR already, as
+		 * after the pipe's (sw_pipe.c) */
+		if (fails_qp(sqp, status) && enter_err(sqp)) {
+			entered = true;
+			openrdma_qp_state_set(sqp->qp, OPENRDMA_QPS_ERR);
+		}
 		sw_sq_retire_locked(sq, (enum openrdma_wc_status)status,
 				    byte_len, qpn, sqp->scq, &batch);
-		if (fails_qp(sqp, status))
-			entered |= enter_err(sqp);
 	}
 	sq->busy = false;
 	core_lock_release(&sq->lock);

@@ -280,8 +280,8 @@ void sw_qp_progress(struct sw_qp *sqp)
 			}
 			status = OPENRDMA_WC_RNR_RETRY_EXC_ERR;
 		}
-		/* whoever polls the error sees the QP in ERR already, as
-		 * after the pipe's (sw_pipe.c) */
+		/* whoever polls the error sees the QP in ERR already (so
+		 * does the pipe's retire, sw_pipe.c) */
 		if (fails_qp(sqp, status) && enter_err(sqp)) {
 			entered = true;
 			openrdma_qp_state_set(sqp->qp, OPENRDMA_QPS_ERR);

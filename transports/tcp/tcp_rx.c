@@ -436,7 +436,8 @@ static void rx_turn(struct tcp_conn *c, bool app)
 		c->rx.gen = atomic_load(&tctx->mem_gen);
 		tcp_mem_leave(tctx);
 	}
-	if (ret == RX_AGAIN && !more)
+	/* a busy poller's empty polls find the mark at one byte */
+	if (ret == RX_AGAIN && !more && (!app || c->rx.lowat > 1))
 		lowat_set(c, app);
 
 	if (ret == RX_EOF) {

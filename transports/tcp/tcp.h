@@ -353,7 +353,8 @@ struct tcp_rx {
 	/* after a NAK the target drops requests until psn comes again */
 	bool dropping;
 	uint32_t drop_psn;
-	/* the socket's SO_RCVLOWAT (tcp_rx.c, lowat_set) */
+	/* the SO_RCVLOWAT we raised the socket's to, 0 while it is the
+	 * kernel's one byte (tcp_rx.c, lowat_set) */
 	int lowat;
 };
 
@@ -468,12 +469,6 @@ static inline struct tcp_qp *sw_to_tcp_qp(struct sw_qp *sqp)
 	return openrdma_container_of(sqp, struct tcp_qp, sw);
 }
 
-/*
- * The QP attached to a connection.  It changes from NULL to a QP when the
- * connection is set up, and back only when the progress thread tears the
- * connection down: the progress thread and a writer holding the token
- * use it without a reference.
- */
 /* Counts a read or a write that moved bytes (rx_count, tx_count): only
  * the token's holder writes it, so no locked instruction. */
 static inline void tcp_conn_count(_Atomic uint64_t *count)
@@ -483,6 +478,12 @@ static inline void tcp_conn_count(_Atomic uint64_t *count)
 		memory_order_relaxed);
 }
 
+/*
+ * The QP attached to a connection.  It changes from NULL to a QP when the
+ * connection is set up, and back only when the progress thread tears the
+ * connection down: the progress thread and a writer holding the token
+ * use it without a reference.
+ */
 static inline struct tcp_qp *tcp_conn_qp(struct tcp_conn *conn)
 {
 	return __atomic_load_n(&conn->qp, __ATOMIC_ACQUIRE);

@@ -390,22 +390,24 @@ static int rx_first(struct tcp_conn *c)
  * the kernel to wake us only once as much as remains of it (up to
  * RX_LOWAT_MAX) is there; the peer's end and errors wake us as before.
  * It never exceeds what the current payload still brings, so nothing
- * that will come can be left unannounced; a busy poller reads without
+ * that will come can be left unannounced; the kernel holds it to half a
+ * fixed SO_RCVBUF and wakes a reader whose receive window is closing, so
+ * a small buffer cannot stall the peer.  A busy poller reads without
  * waiting and keeps it at one byte.
  */
 static void lowat_set(struct tcp_conn *c, bool app)
 {
 	struct tcp_rx *rx = &c->rx;
-	int want = 1;
+	int want = 0;
 
 	if (!app && rx->state == TCP_RX_BODY && rx->sink == TCP_SINK_MEM &&
 	    rx->left >= RX_LOWAT_MIN)
 		want = rx->left < RX_LOWAT_MAX ? (int)rx->left :
 						 (int)RX_LOWAT_MAX;
-	if (want == rx->lowat || (!rx->lowat && want == 1))
+	if (want == rx->lowat)
 		return;
 	/* refused: the next turn tries again */
-	if (!tcp_sock_rcvlowat(c->poll.fd, want))
+	if (!tcp_sock_rcvlowat(c->poll.fd, want ? want : 1))
 		rx->lowat = want;
 }
 
@@ -437,7 +439,7 @@ static void rx_turn(struct tcp_conn *c, bool app)
 		tcp_mem_leave(tctx);
 	}
 	/* a busy poller's empty polls find the mark at one byte */
-	if (ret == RX_AGAIN && !more && (!app || c->rx.lowat > 1))
+	if (ret == RX_AGAIN && !more && (!app || c->rx.lowat))
 		lowat_set(c, app);
 
 	if (ret == RX_EOF) {

@@ -6,7 +6,6 @@
  * untouched, floods of connections are bounded, and the process goes on.
  */
 #include <arpa/inet.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -358,7 +357,7 @@ static int write_in_pieces(struct tt_side *t, uint8_t *payload, size_t n)
 	return fd;
 }
 
-static void expect_pieces_placed(void)
+Test(tcp_hostile, write_in_pieces_is_placed, .timeout = 30)
 {
 	static uint8_t payload[PIECES_LEN];
 	struct tcp_frame f;
@@ -374,18 +373,6 @@ static void expect_pieces_placed(void)
 	expect_untouched_outside(&t, PIECES_OFF, PIECES_LEN);
 	close(fd);
 	tt_close(&t);
-}
-
-Test(tcp_hostile, write_in_pieces_is_placed, .timeout = 30)
-{
-	expect_pieces_placed();
-}
-
-/* With SO_RCVBUF set the kernel holds the mark to half of it. */
-Test(tcp_hostile, write_in_pieces_is_placed_with_a_small_rcvbuf, .timeout = 30)
-{
-	setenv("OPENRDMA_TCP_RCVBUF", "32k", 1);
-	expect_pieces_placed();
 }
 
 Test(tcp_hostile, end_in_the_middle_of_a_large_payload, .timeout = 30)

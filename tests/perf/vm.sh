@@ -136,11 +136,9 @@ for dev in $DEVICES; do
 	a=\$(dev_ip \$dev)
 	# a port per round: siw's are TCP ports, which linger
 	p=\$((18600 + r))
-	if [ \$((r % 2)) -eq 1 ]; then
-		order="ours itpp ib_send_lat ib_write_lat ours_bw ib_write_bw"
-	else
-		order="ib_write_lat ib_send_lat itpp ours ib_write_bw ours_bw"
-	fi
+	order="ours itpp ib_send_lat ib_write_lat ours_bw ib_write_bw"
+	# every other round the same runs backwards
+	[ \$((r % 2)) -eq 0 ] && order=\$(printf '%s\n' \$order | tac)
 	for run in \$order; do
 		run_one \$dev \$r \$a \$p \$run
 	done

@@ -27,6 +27,13 @@
 # the same way (client on core 0, server on core 1), and the table gives
 # the median of the rounds, the ratio of the medians and each round's
 # ratio.
+#
+# The drift is faster than a program's run: the rounds of one pair
+# spread by a fifth and more.  Last, per device,
+# tests/transports/verbs/pingpong_ab runs it_pingpong's loop through
+# IT-API next to ib_send_lat's loop and a lean one on raw verbs, in
+# batches that take turns within one run (AB_ROUNDS rounds of AB_ITERS
+# round trips, default 120 and 200); the summary ends with its figures.
 set -u
 RES=${1:-/tmp/openrdma-perf-vm}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -40,9 +47,12 @@ SIZE_LAT=${SIZE_LAT:-2}
 SIZE_BW=${SIZE_BW:-65536}
 DEVICES=${DEVICES:-"rxe0 siw0"}
 ROUNDS=${ROUNDS:-9}
+AB_ROUNDS=${AB_ROUNDS:-120}
+AB_ITERS=${AB_ITERS:-200}
 BIN=$BUILD/.libs/openrdma-perf
 ITPP=$BUILD/examples/.libs/it_pingpong
 INFO=$BUILD/registry/.libs/openrdma-info
+AB=$BUILD/tests/transports/verbs/.libs/pingpong_ab
 LIB=$BUILD/.libs
 
 fatal_skip() {
@@ -59,7 +69,8 @@ LD_LIBRARY_PATH=$BUILD/.libs "$INFO" 2> /dev/null | grep -q '^ *verbs ' ||
 # The guest sees the current folder (RES) but not necessarily the build
 # tree (/tmp may be a mount of its own): the programs go along in RES.
 [ -x "$ITPP" ] || fatal_skip "no $ITPP: build the examples (BUILD=build dir)"
-cp "$BIN" "$INFO" "$ITPP" "$RES/bin/" && cp -P "$LIB"/libopenrdma.so* "$RES/bin/" ||
+[ -x "$AB" ] || fatal_skip "no $AB: make tests/transports/verbs/pingpong_ab (BUILD=build dir)"
+cp "$BIN" "$INFO" "$ITPP" "$AB" "$RES/bin/" && cp -P "$LIB"/libopenrdma.so* "$RES/bin/" ||
 	fatal_skip "cannot copy the programs into $RES/bin"
 
 # The guest runs this, in RES.
@@ -69,6 +80,7 @@ export LD_LIBRARY_PATH=$RES/bin
 PERF=$RES/bin/openrdma-perf
 INFO=$RES/bin/openrdma-info
 ITPP=$RES/bin/it_pingpong
+AB=$RES/bin/pingpong_ab
 T=300
 cd "$RES"
 dev_ip() { case \$1 in rxe0) echo 192.168.77.1 ;; siw0) echo 192.168.78.1 ;; esac; }
@@ -143,6 +155,15 @@ for dev in $DEVICES; do
 		run_one \$dev \$r \$a \$p \$run
 	done
 done
+done
+# the three loops taking turns within one run (ports p and p + 1)
+p=18700
+for dev in $DEVICES; do
+	a=\$(dev_ip \$dev)
+	p=\$((p + 10))
+	pair "\$dev-pingpong_ab" \
+		"OPENRDMA_EVD_SPIN_US=1000000 \$S \$AB -d \$dev-1 -p \$p -n $AB_ITERS -r $AB_ROUNDS -s $SIZE_LAT" \
+		"OPENRDMA_EVD_SPIN_US=1000000 \$C \$AB -d \$dev-1 -p \$p -n $AB_ITERS -r $AB_ROUNDS -s $SIZE_LAT \$a"
 done
 EOF
 
@@ -235,6 +256,17 @@ row() {
 		done
 		row "$dev" "bw_write ${SIZE_BW} B, GB/s" "$o" "$p"
 		row "$dev" "bw_send ${SIZE_BW} B, GB/s" "$s" ""
+	done
+	echo
+	echo "it_pingpong's loop through IT-API, ib_send_lat's (perftest) and a lean one on raw verbs,"
+	echo "taking turns in batches within one run (pingpong_ab; half round trips, median batch):"
+	for dev in $DEVICES; do
+		f=$RES/logs/$dev-pingpong_ab.client
+		if grep -q '^IT-API/' "$f" 2> /dev/null; then
+			sed -n 's/^\(perftest\|lean\|IT-API\)/'"$dev"'   &/p' "$f"
+		else
+			echo "$dev   pingpong_ab: no figures (see logs/$dev-pingpong_ab.*)"
+		fi
 	done
 	echo
 	echo "runs:"

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "api/itapi/itapi.h"
+#include "core/datapath.h"
 #include "core/export.h"
 
 #define SEND_FLAGS                                                      \
@@ -191,7 +192,7 @@ static inline int post_sq(struct itapi_ep *ep, struct openrdma_send_wr *wr,
 		ret = openrdma_mw_bind(ep->qp, wr->bind_mw.mw, seq,
 				       wr->send_flags, &wr->bind_mw.bind_info);
 	else
-		ret = openrdma_qp_post_send(ep->qp, wr, &bad);
+		ret = core_qp_post_send(ep->qp, wr, &bad);
 	if (!ret)
 		ep->shead = seq + 1;
 	core_spin_unlock(&ep->sq_lock);
@@ -710,7 +711,7 @@ static HOT_INLINE it_status_t post_recv_ep(struct itapi_ep *ep,
 	wr.next = NULL;
 	wr.sg_list = sge;
 	wr.num_sge = (int)(num + first);
-	ret = openrdma_qp_post_recv(ep->qp, &wr, &bad);
+	ret = core_qp_post_recv(ep->qp, &wr, &bad);
 	if (ret) {
 		rslots_put(&ep->rslots, wr.wr_id, &cookie, &slot);
 		return post_status(ret);
@@ -739,7 +740,7 @@ static it_status_t post_recv_srq(struct itapi_srq *srq,
 	wr.next = NULL;
 	wr.sg_list = sge;
 	wr.num_sge = (int)num;
-	ret = openrdma_srq_post_recv(srq->srq, &wr, &bad);
+	ret = core_srq_post_recv(srq->srq, &wr, &bad);
 	if (ret) {
 		rslots_put(&srq->slots, wr.wr_id, &cookie, &slot);
 		return post_status(ret);

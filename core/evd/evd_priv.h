@@ -19,6 +19,7 @@
 #include <time.h>
 #include <uthash.h>
 
+#include "core/datapath.h"
 #include "core/lock.h"
 #include "core/evd/evd.h"
 
@@ -301,7 +302,7 @@ static inline bool core_evd_cq_take_one(struct core_evd *evd, void *rec)
 	if (src->next)
 		return core_evd_cq_pull_first(evd, rec);
 	while (!src->overrun) {
-		n = openrdma_cq_poll(src->cq, 1, &wc);
+		n = core_cq_poll(src->cq, 1, &wc);
 		if (n == 1) {
 			if (!src->convert(src->arg, &wc, rec))
 				return true;

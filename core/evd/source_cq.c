@@ -44,7 +44,7 @@ bool core_evd_cq_pull_first(struct core_evd *evd, void *first)
 				return !first && filled;
 			}
 			want = space < PULL_BATCH ? (int)space : PULL_BATCH;
-			n = openrdma_cq_poll(src->cq, want, wc);
+			n = core_cq_poll(src->cq, want, wc);
 			if (n < 0) {
 				core_evd_cq_poll_failed(evd, src, n);
 				break;

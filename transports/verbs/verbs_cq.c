@@ -57,31 +57,29 @@ int verbs_cq_destroy(struct openrdma_cq *cq)
 	return 0;
 }
 
-/* The kernel's IB_WC_WITH_INVALIDATE and IB_WC_IP_CSUM_OK are swapped. */
-static void wc_flags_fix(struct openrdma_wc *wc, int n)
+/*
+ * One look at each of n completions: puts back the two flags the kernel
+ * swaps (fix: IB_WC_WITH_INVALIDATE and IB_WC_IP_CSUM_OK), and tells
+ * whether one failed other than by a flush.
+ */
+static inline bool wc_scan(struct openrdma_wc *wc, int n, bool fix)
 {
+	bool failed = false;
 	unsigned int f;
 	int i;
 
 	for (i = 0; i < n; i++) {
-		f = wc[i].wc_flags;
-		wc[i].wc_flags = (f & ~(IBV_WC_IP_CSUM_OK | IBV_WC_WITH_INV)) |
-				 (f & IBV_WC_IP_CSUM_OK ? IBV_WC_WITH_INV : 0) |
-				 (f & IBV_WC_WITH_INV ? IBV_WC_IP_CSUM_OK : 0);
+		if (fix) {
+			f = wc[i].wc_flags;
+			wc[i].wc_flags =
+				(f & ~(IBV_WC_IP_CSUM_OK | IBV_WC_WITH_INV)) |
+				(f & IBV_WC_IP_CSUM_OK ? IBV_WC_WITH_INV : 0) |
+				(f & IBV_WC_WITH_INV ? IBV_WC_IP_CSUM_OK : 0);
+		}
+		failed |= wc[i].status != OPENRDMA_WC_SUCCESS &&
+			  wc[i].status != OPENRDMA_WC_WR_FLUSH_ERR;
 	}
-}
-
-/* Whether one of the n completions failed other than by a flush. */
-static bool wc_failed(const struct openrdma_wc *wc, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		if (wc[i].status != OPENRDMA_WC_SUCCESS &&
-		    wc[i].status != OPENRDMA_WC_WR_FLUSH_ERR)
-			return true;
-	}
-	return false;
+	return failed;
 }
 
 int verbs_cq_poll(struct openrdma_cq *cq, int num_entries,
@@ -91,10 +89,8 @@ int verbs_cq_poll(struct openrdma_cq *cq, int num_entries,
 	int n;
 
 	n = ibv_poll_cq(vcq->ibcq, num_entries, (struct ibv_wc *)wc);
-	if (__builtin_expect(vcq->kernel_wc_flags && n > 0, 0))
-		wc_flags_fix(wc, n);
 	/* the QP of a failed request is in ERR once its completion is seen */
-	if (__builtin_expect(wc_failed(wc, n), 0))
+	if (__builtin_expect(wc_scan(wc, n, vcq->kernel_wc_flags), 0))
 		verbs_qp_wc_errors(to_verbs_ctx(cq->obj.ctx), wc, n);
 	if (__builtin_expect(n >= 0, 1) &&
 	    __builtin_expect(atomic_load_explicit(&vcq->flushed,

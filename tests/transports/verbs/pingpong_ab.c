@@ -48,6 +48,8 @@
 
 #define DEPTH 32
 #define SIGNAL 16
+/* as the IT-API side's waits (itx_wait) */
+#define RAW_TIMEOUT_US 20000000u
 
 struct ab_opts {
 	struct itx_opts it;
@@ -246,14 +248,29 @@ static void raw_close(struct raw *r)
 	free(r->rbuf);
 }
 
-/* Spins on cq for one completion, which must be a success. */
+/*
+ * Spins on cq for one completion, which must be a success; gives up
+ * after RAW_TIMEOUT_US (a peer that died sends nothing more), reading
+ * the clock once in 65536 empty polls.
+ */
 static int raw_poll_one(struct ibv_cq *cq)
 {
+	double deadline = 0;
+	unsigned int empty = 0;
 	struct ibv_wc wc;
 	int n;
 
-	while (!(n = ibv_poll_cq(cq, 1, &wc)))
-		;
+	while (!(n = ibv_poll_cq(cq, 1, &wc))) {
+		if (++empty % 65536)
+			continue;
+		if (!deadline) {
+			deadline = itx_now_us() + RAW_TIMEOUT_US;
+		} else if (itx_now_us() > deadline) {
+			fprintf(stderr, "raw: no completion in %u s\n",
+				RAW_TIMEOUT_US / 1000000);
+			return -1;
+		}
+	}
 	if (n < 0 || wc.status != IBV_WC_SUCCESS) {
 		fprintf(stderr, "raw: completion status %s\n",
 			n < 0 ? "(poll failed)" : ibv_wc_status_str(wc.status));

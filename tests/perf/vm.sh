@@ -31,9 +31,10 @@
 # The drift is faster than a program's run: the rounds of one pair
 # spread by a fifth and more.  Last, per device,
 # tests/transports/verbs/pingpong_ab runs it_pingpong's loop through
-# IT-API next to ib_send_lat's loop and a lean one on raw verbs, in
-# batches that take turns within one run (AB_ROUNDS rounds of AB_ITERS
-# round trips, default 120 and 200); the summary ends with its figures.
+# IT-API and through the verbs interface next to ib_send_lat's loop and
+# a lean one on raw verbs, in batches that take turns within one run
+# (AB_ROUNDS rounds of AB_ITERS round trips, default 120 and 200); the
+# summary ends with its figures.
 set -u
 RES=${1:-/tmp/openrdma-perf-vm}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -156,7 +157,7 @@ for dev in $DEVICES; do
 	done
 done
 done
-# the three loops taking turns within one run (ports p and p + 1)
+# the four loops taking turns within one run (ports p to p + 2)
 p=18700
 for dev in $DEVICES; do
 	a=\$(dev_ip \$dev)
@@ -258,12 +259,12 @@ row() {
 		row "$dev" "bw_send ${SIZE_BW} B, GB/s" "$s" ""
 	done
 	echo
-	echo "it_pingpong's loop through IT-API, ib_send_lat's (perftest) and a lean one on raw verbs,"
-	echo "taking turns in batches within one run (pingpong_ab; half round trips, median batch):"
+	echo "it_pingpong's loop through IT-API and the verbs interface (core), ib_send_lat's (perftest)"
+	echo "and a lean one on raw verbs, taking turns in batches within one run (pingpong_ab):"
 	for dev in $DEVICES; do
 		f=$RES/logs/$dev-pingpong_ab.client
 		if grep -q '^IT-API/' "$f" 2> /dev/null; then
-			sed -n 's/^\(perftest\|lean\|IT-API\)/'"$dev"'   &/p' "$f"
+			sed -n 's/^\(perftest\|lean\|core\|IT-API\)/'"$dev"'   &/p' "$f"
 		else
 			echo "$dev   pingpong_ab: no figures (see logs/$dev-pingpong_ab.*)"
 		fi

@@ -246,6 +246,43 @@ it_lmr_triplet_t itx_seg(const struct itx_buf *b, size_t off, size_t len)
 	return s;
 }
 
+int itx_send(it_ep_handle_t ep, const struct itx_buf *b, size_t len,
+	     it_dto_cookie_t cookie, bool signaled, it_evd_handle_t sq)
+{
+	it_lmr_triplet_t seg = itx_seg(b, 0, len);
+	it_status_t st;
+
+	st = it_post_send(ep, &seg, 1, cookie,
+			  signaled ? IT_COMPLETION_FLAG : 0);
+	if (st)
+		return itx_fail("it_post_send", st);
+	return signaled ? itx_wait(sq, IT_DTO_SEND_CMPL_EVENT, NULL) : 0;
+}
+
+int itx_post_recv(it_ep_handle_t ep, const struct itx_buf *b, size_t len)
+{
+	it_lmr_triplet_t seg = itx_seg(b, 0, len);
+	it_status_t st;
+
+	st = it_post_recv(ep, &seg, 1, 0, IT_COMPLETION_FLAG);
+	return st ? itx_fail("it_post_recv", st) : 0;
+}
+
+int itx_recv(struct itx *x, it_ep_handle_t ep, const struct itx_buf *b,
+	     size_t len)
+{
+	it_event_t ev;
+
+	if (itx_wait(x->rq, IT_DTO_RC_RECV_CMPL_EVENT, &ev))
+		return -1;
+	if (ev.dto_cmpl.transferred_length != len) {
+		fprintf(stderr, "received %u bytes, expected %zu\n",
+			ev.dto_cmpl.transferred_length, len);
+		return -1;
+	}
+	return itx_post_recv(ep, b, len);
+}
+
 it_ep_attributes_t itx_rc_attr(const struct itx *x, size_t depth)
 {
 	it_ep_attributes_t a;

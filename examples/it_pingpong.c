@@ -24,44 +24,11 @@ static int post_send(it_ep_handle_t ep, struct itx_buf *b, size_t len,
 		     unsigned int i, unsigned int iters, bool server,
 		     it_evd_handle_t sq)
 {
-	it_lmr_triplet_t seg = itx_seg(b, 0, len);
 	bool last = i == iters - 1;
-	it_dto_flags_t flags = 0;
-	it_status_t st;
+	bool signaled = server ? !last && i % SIGNAL == SIGNAL - 1 :
+				 last || i % SIGNAL == SIGNAL - 1;
 
-	if (server ? !last && i % SIGNAL == SIGNAL - 1 :
-		     last || i % SIGNAL == SIGNAL - 1)
-		flags = IT_COMPLETION_FLAG;
-
-	st = it_post_send(ep, &seg, 1, i, flags);
-	if (st)
-		return itx_fail("it_post_send", st);
-	return flags ? itx_wait(sq, IT_DTO_SEND_CMPL_EVENT, NULL) : 0;
-}
-
-static int post_recv(it_ep_handle_t ep, struct itx_buf *b, size_t len)
-{
-	it_lmr_triplet_t seg = itx_seg(b, 0, len);
-	it_status_t st;
-
-	st = it_post_recv(ep, &seg, 1, 0, IT_COMPLETION_FLAG);
-	return st ? itx_fail("it_post_recv", st) : 0;
-}
-
-/* Receives one message of len bytes and posts the next receive. */
-static int recv_one(struct itx *x, it_ep_handle_t ep, struct itx_buf *b,
-		    size_t len)
-{
-	it_event_t ev;
-
-	if (itx_wait(x->rq, IT_DTO_RC_RECV_CMPL_EVENT, &ev))
-		return -1;
-	if (ev.dto_cmpl.transferred_length != len) {
-		fprintf(stderr, "received %u bytes, expected %zu\n",
-			ev.dto_cmpl.transferred_length, len);
-		return -1;
-	}
-	return post_recv(ep, b, len);
+	return itx_send(ep, b, len, i, signaled, sq);
 }
 
 static int pingpong(const struct itx_opts *o, bool server)
@@ -87,11 +54,11 @@ static int pingpong(const struct itx_opts *o, bool server)
 		goto out;
 	if (server) {
 		/* the first receive is there before the client can send */
-		if (post_recv(ep, &rbuf, o->size) || itx_listen(&x, o, &l) ||
-		    itx_accept(&x, ep, NULL, 0))
+		if (itx_post_recv(ep, &rbuf, o->size) ||
+		    itx_listen(&x, o, &l) || itx_accept(&x, ep, NULL, 0))
 			goto out;
 		for (i = 0; i < o->iters; i++) {
-			if (recv_one(&x, ep, &rbuf, o->size))
+			if (itx_recv(&x, ep, &rbuf, o->size))
 				goto out;
 			memcpy(sbuf.p, rbuf.p, o->size);
 			if (post_send(ep, &sbuf, o->size, i, o->iters, true,
@@ -104,7 +71,7 @@ static int pingpong(const struct itx_opts *o, bool server)
 
 	/* after the connect: a retried connect resets the endpoint, which
 	 * drops the receives posted before */
-	if (itx_connect(&x, o, ep, &ev) || post_recv(ep, &rbuf, o->size))
+	if (itx_connect(&x, o, ep, &ev) || itx_post_recv(ep, &rbuf, o->size))
 		goto out;
 	for (k = 0; k < o->size; k++)
 		sbuf.p[k] = (unsigned char)(k * 13 + 1);
@@ -112,7 +79,7 @@ static int pingpong(const struct itx_opts *o, bool server)
 	for (i = 0; i < o->iters; i++) {
 		sbuf.p[0] = (unsigned char)i;
 		if (post_send(ep, &sbuf, o->size, i, o->iters, false, x.sq) ||
-		    recv_one(&x, ep, &rbuf, o->size))
+		    itx_recv(&x, ep, &rbuf, o->size))
 			goto out;
 		if (rbuf.p[0] != (unsigned char)i) {
 			fprintf(stderr, "round trip %u: wrong message\n", i);

@@ -60,6 +60,16 @@ int itx_buf(struct itx *x, struct itx_buf *b, size_t len, it_mem_priv_t privs);
 void itx_buf_free(struct itx_buf *b);
 it_lmr_triplet_t itx_seg(const struct itx_buf *b, size_t off, size_t len);
 
+/* Sends len bytes of b; a signaled send waits for its completion on sq. */
+int itx_send(it_ep_handle_t ep, const struct itx_buf *b, size_t len,
+	     it_dto_cookie_t cookie, bool signaled, it_evd_handle_t sq);
+/* Posts a receive of up to len bytes into b. */
+int itx_post_recv(it_ep_handle_t ep, const struct itx_buf *b, size_t len);
+/* Waits on x->rq for a message of len bytes, then posts the next
+ * receive into b. */
+int itx_recv(struct itx *x, it_ep_handle_t ep, const struct itx_buf *b,
+	     size_t len);
+
 it_ep_attributes_t itx_rc_attr(const struct itx *x, size_t depth);
 /* The path to the server: its address, or this IA's own with -l. */
 int itx_server_path(struct itx *x, const struct itx_opts *o, it_path_t *path);

@@ -100,83 +100,88 @@ bool ab_poll_expired(unsigned int *empty, double *deadline)
 	return itx_now_us() > *deadline;
 }
 
-static int itapi_side_send(struct itapi_side *t, bool signaled)
+/* The sides' send and receive as round_trip() takes them. */
+static int perftest_send(void *r, bool signaled)
 {
-	it_lmr_triplet_t seg = itx_seg(&t->sbuf, 0, t->size);
-	it_dto_flags_t flags = signaled ? IT_COMPLETION_FLAG : 0;
-	it_status_t st;
-
-	st = it_post_send(t->ep, &seg, 1, 0, flags);
-	if (st)
-		return itx_fail("it_post_send", st);
-	return signaled ? itx_wait(t->x.sq, IT_DTO_SEND_CMPL_EVENT, NULL) : 0;
+	return raw_send(r, signaled, false);
 }
 
-static int itapi_side_post_recv(struct itapi_side *t)
+static int lean_send(void *r, bool signaled)
 {
-	it_lmr_triplet_t seg = itx_seg(&t->rbuf, 0, t->size);
-	it_status_t st;
-
-	st = it_post_recv(t->ep, &seg, 1, 0, IT_COMPLETION_FLAG);
-	return st ? itx_fail("it_post_recv", st) : 0;
+	return raw_send(r, signaled, true);
 }
 
-static int itapi_side_recv(struct itapi_side *t)
+static int raw_recv_any(void *r)
 {
-	it_event_t ev;
-
-	if (itx_wait(t->x.rq, IT_DTO_RC_RECV_CMPL_EVENT, &ev))
-		return -1;
-	if (ev.dto_cmpl.transferred_length != t->size) {
-		fprintf(stderr, "it: received %u bytes, expected %zu\n",
-			ev.dto_cmpl.transferred_length, t->size);
-		return -1;
-	}
-	return itapi_side_post_recv(t);
+	return raw_recv(r);
 }
 
-/* One raw round trip i, the message's first byte the count. */
-static inline int raw_round_trip(struct raw *r, bool server, unsigned int i,
-				 bool signaled, bool inline_ok)
+static int core_send_any(void *c, bool signaled)
 {
-	if (server && raw_recv(r))
-		return -1;
-	r->sbuf[0] = server ? r->rbuf[0] : (unsigned char)i;
-	if (raw_send(r, signaled, inline_ok))
-		return -1;
-	if (server)
-		return 0;
-	return raw_recv(r) || r->rbuf[0] != (unsigned char)i ? -1 : 0;
+	return core_side_send(c, signaled);
+}
+
+static int core_recv_any(void *c)
+{
+	return core_side_recv(c);
+}
+
+/* it_pingpong's send and receive (examples/it_common.c) */
+static int itapi_send_any(void *side, bool signaled)
+{
+	struct itapi_side *t = side;
+
+	return itx_send(t->ep, &t->sbuf, t->size, 0, signaled, t->x.sq);
+}
+
+static int itapi_recv_any(void *side)
+{
+	struct itapi_side *t = side;
+
+	return itx_recv(&t->x, t->ep, &t->rbuf, t->size);
 }
 
 /*
- * Each loop has a function of its own, not inlined, so that callgrind
- * tells their costs apart.  perftest signals every send (last: the
- * server's last send of the run, which nobody waits for).
+ * One round trip i of every loop, the message's first byte the count.
+ * Inlined into each loop's function with its own send and receive, which
+ * are then called directly.
  */
-static __attribute__((noinline)) int
-perftest_round_trip(struct raw *r, bool server, unsigned int i, bool last)
+static inline __attribute__((always_inline)) int
+round_trip(void *side, int (*send)(void *, bool), int (*recv)(void *),
+	   unsigned char *sbuf, const unsigned char *rbuf, bool server,
+	   unsigned int i, bool signaled)
 {
-	return raw_round_trip(r, server, i, !last, false);
+	if (server && recv(side))
+		return -1;
+	sbuf[0] = server ? rbuf[0] : (unsigned char)i;
+	if (send(side, signaled))
+		return -1;
+	if (server)
+		return 0;
+	return recv(side) || rbuf[0] != (unsigned char)i ? -1 : 0;
+}
+
+/* Each loop has a function of its own, so that callgrind tells their
+ * costs apart. */
+static __attribute__((noinline)) int
+perftest_round_trip(struct raw *r, bool server, unsigned int i, bool signaled)
+{
+	return round_trip(r, perftest_send, raw_recv_any, r->sbuf, r->rbuf,
+			  server, i, signaled);
 }
 
 static __attribute__((noinline)) int
 lean_round_trip(struct raw *r, bool server, unsigned int i, bool signaled)
 {
-	return raw_round_trip(r, server, i, signaled, true);
+	return round_trip(r, lean_send, raw_recv_any, r->sbuf, r->rbuf, server,
+			  i, signaled);
 }
 
 static __attribute__((noinline)) int
 core_round_trip(struct core_side *c, bool server, unsigned int i, bool signaled)
 {
-	if (server && core_side_recv(c))
-		return -1;
-	c->sbuf[0] = server ? c->rbuf[0] : (unsigned char)i;
-	if (core_side_send(c, signaled))
-		return -1;
-	if (server)
-		return 0;
-	return core_side_recv(c) || c->rbuf[0] != (unsigned char)i ? -1 : 0;
+	return round_trip(c, core_send_any, core_recv_any, c->sbuf, c->rbuf,
+			  server, i, signaled);
 }
 
 static __attribute__((noinline)) int itapi_round_trip(struct itapi_side *t,
@@ -184,22 +189,17 @@ static __attribute__((noinline)) int itapi_round_trip(struct itapi_side *t,
 						      unsigned int i,
 						      bool signaled)
 {
-	if (server && itapi_side_recv(t))
-		return -1;
-	t->sbuf.p[0] = server ? t->rbuf.p[0] : (unsigned char)i;
-	if (itapi_side_send(t, signaled))
-		return -1;
-	if (server)
-		return 0;
-	return itapi_side_recv(t) || t->rbuf.p[0] != (unsigned char)i ? -1 : 0;
+	return round_trip(t, itapi_send_any, itapi_recv_any, t->sbuf.p,
+			  t->rbuf.p, server, i, signaled);
 }
 
 /*
- * One batch of n round trips of a loop; *sent counts this side's sends
- * of the loop over the whole run, which decides the signaled ones.  In
- * the last round the client's last send is signaled, so that the server
- * has it when the client ends, and the server's is not, since the client
- * may disconnect before its completion.
+ * One batch of n round trips of a loop.  perftest signals every send;
+ * the others one in SIGNAL, *sent counting this side's sends of the loop
+ * over the whole run.  In the last round the client's last send is
+ * signaled, so that the server has it when the client ends, and the
+ * server's is not, since the client may disconnect before its
+ * completion.
  */
 static int batch_run(struct sides *sd, enum loop loop, bool server,
 		     unsigned int n, unsigned long *sent, bool last_round)
@@ -210,12 +210,15 @@ static int batch_run(struct sides *sd, enum loop loop, bool server,
 
 	for (i = 0; i < n; i++) {
 		last = last_round && i == n - 1;
-		signaled = server ? !last && ++*sent % SIGNAL == 0 :
-				    last || ++*sent % SIGNAL == 0;
+		if (server && last)
+			signaled = false;
+		else
+			signaled = loop == LOOP_PERFTEST || last ||
+				   ++*sent % SIGNAL == 0;
 		switch (loop) {
 		case LOOP_PERFTEST:
 			ret = perftest_round_trip(&sd->raw, server, i,
-						  server && last);
+						  signaled);
 			break;
 		case LOOP_LEAN:
 			ret = lean_round_trip(&sd->raw, server, i, signaled);
@@ -340,7 +343,7 @@ static int connect_all(const struct ab_opts *o, bool server, struct sides *sd)
 	if (server) {
 		if (raw_listen(&sd->raw, port + 1) ||
 		    core_side_listen(&sd->core, port + 2) ||
-		    itapi_side_post_recv(&sd->it) ||
+		    itx_post_recv(sd->it.ep, &sd->it.rbuf, sd->it.size) ||
 		    itx_listen(&sd->it.x, &o->it, &l) ||
 		    itx_accept(&sd->it.x, sd->it.ep, NULL, 0))
 			return -1;
@@ -349,7 +352,7 @@ static int connect_all(const struct ab_opts *o, bool server, struct sides *sd)
 			       0;
 	}
 	if (itx_connect(&sd->it.x, &o->it, sd->it.ep, &ev) ||
-	    itapi_side_post_recv(&sd->it) ||
+	    itx_post_recv(sd->it.ep, &sd->it.rbuf, sd->it.size) ||
 	    raw_connect(&sd->raw, o->it.server, port + 1))
 		return -1;
 	return core_side_connect(&sd->core, o->it.server, port + 2);

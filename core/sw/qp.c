@@ -301,40 +301,6 @@ void sw_qp_progress(struct sw_qp *sqp)
 		rnr_give_up(sqp);
 }
 
-static bool has_payload(enum openrdma_wr_opcode opcode)
-{
-	switch (opcode) {
-	case OPENRDMA_WR_SEND:
-	case OPENRDMA_WR_SEND_WITH_IMM:
-	case OPENRDMA_WR_SEND_WITH_INV:
-	case OPENRDMA_WR_RDMA_WRITE:
-	case OPENRDMA_WR_RDMA_WRITE_WITH_IMM:
-		return true;
-	default:
-		return false;
-	}
-}
-
-/*
- * openrdma_send_wr_check() and what the slots need besides: an INLINE flag
- * only carries data for sends and writes; on other opcodes it is ignored,
- * so their SGEs are checked as usual.
- */
-static int send_wr_check(const struct openrdma_qp *qp,
-			 const struct openrdma_send_wr *wr)
-{
-	struct openrdma_send_wr plain;
-	int ret;
-
-	ret = openrdma_send_wr_check(qp, wr);
-	if (ret || !(wr->send_flags & OPENRDMA_SEND_INLINE) ||
-	    has_payload(wr->opcode))
-		return ret;
-	plain = *wr;
-	plain.send_flags &= ~(unsigned int)OPENRDMA_SEND_INLINE;
-	return openrdma_send_wr_check(qp, &plain);
-}
-
 int sw_qp_post_send(struct sw_qp *sqp, struct openrdma_send_wr *wr,
 		    struct openrdma_send_wr **bad_wr)
 {
@@ -348,7 +314,7 @@ int sw_qp_post_send(struct sw_qp *sqp, struct openrdma_send_wr *wr,
 	}
 	core_lock_acquire(&sq->lock);
 	for (; wr; wr = wr->next) {
-		ret = send_wr_check(sqp->qp, wr);
+		ret = sw_send_wr_check(sqp->qp, wr);
 		if (!ret)
 			ret = sw_sq_post_locked(sq, wr, sqp->qp->sq_sig_all);
 		if (ret) {

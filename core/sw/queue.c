@@ -92,6 +92,21 @@ static bool opcode_has_payload(enum openrdma_wr_opcode opcode)
 	}
 }
 
+int sw_send_wr_check(const struct openrdma_qp *qp,
+		     const struct openrdma_send_wr *wr)
+{
+	struct openrdma_send_wr plain;
+	int ret;
+
+	ret = openrdma_send_wr_check(qp, wr);
+	if (ret || !(wr->send_flags & OPENRDMA_SEND_INLINE) ||
+	    opcode_has_payload(wr->opcode))
+		return ret;
+	plain = *wr;
+	plain.send_flags &= ~(unsigned int)OPENRDMA_SEND_INLINE;
+	return openrdma_send_wr_check(qp, &plain);
+}
+
 int sw_sq_post_locked(struct sw_sq *sq, const struct openrdma_send_wr *wr,
 		      bool sig_all)
 {

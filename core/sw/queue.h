@@ -104,6 +104,13 @@ uint32_t sw_ring_slots(uint32_t cap);
 int sw_sq_init(struct sw_sq *sq, uint32_t cap, uint32_t max_sge,
 	       uint32_t max_inline);
 void sw_sq_fini(struct sw_sq *sq);
+/*
+ * openrdma_send_wr_check() as the send queue applies it: an INLINE flag
+ * carries data only for sends and writes, and on other opcodes it is
+ * ignored, so their SGEs are checked as usual.
+ */
+int sw_send_wr_check(const struct openrdma_qp *qp,
+		     const struct openrdma_send_wr *wr);
 /* Copies one checked WR (inline data included); -OPENRDMA_ENOMEM if full. */
 int sw_sq_post_locked(struct sw_sq *sq, const struct openrdma_send_wr *wr,
 		      bool sig_all);

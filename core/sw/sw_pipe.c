@@ -33,20 +33,6 @@ static bool is_rd_atomic(enum openrdma_wr_opcode opcode)
 	       opcode == OPENRDMA_WR_ATOMIC_FETCH_AND_ADD;
 }
 
-static bool has_payload(enum openrdma_wr_opcode opcode)
-{
-	switch (opcode) {
-	case OPENRDMA_WR_SEND:
-	case OPENRDMA_WR_SEND_WITH_IMM:
-	case OPENRDMA_WR_SEND_WITH_INV:
-	case OPENRDMA_WR_RDMA_WRITE:
-	case OPENRDMA_WR_RDMA_WRITE_WITH_IMM:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static int slots_alloc(struct sw_pipe *p)
 {
 	uint32_t n = pipe_sq(p)->mask + 1;
@@ -106,26 +92,6 @@ void sw_pipe_set_max_rd(struct sw_pipe *p, uint32_t max_rd)
 	core_lock_release(&sq->lock);
 }
 
-/*
- * openrdma_send_wr_check(), except that an INLINE flag only carries data
- * for sends and writes: on other opcodes it is ignored and their SGEs are
- * checked as usual (as sw_qp_post_send() does).
- */
-static int send_wr_check(const struct openrdma_qp *qp,
-			 const struct openrdma_send_wr *wr)
-{
-	struct openrdma_send_wr plain;
-	int ret;
-
-	ret = openrdma_send_wr_check(qp, wr);
-	if (ret || !(wr->send_flags & OPENRDMA_SEND_INLINE) ||
-	    has_payload(wr->opcode))
-		return ret;
-	plain = *wr;
-	plain.send_flags &= ~(unsigned int)OPENRDMA_SEND_INLINE;
-	return openrdma_send_wr_check(qp, &plain);
-}
-
 int sw_pipe_post_send(struct sw_pipe *p, struct openrdma_send_wr *wr,
 		      struct openrdma_send_wr **bad_wr)
 {
@@ -140,7 +106,7 @@ int sw_pipe_post_send(struct sw_pipe *p, struct openrdma_send_wr *wr,
 	}
 	core_lock_acquire(&sq->lock);
 	for (; wr; wr = wr->next) {
-		ret = send_wr_check(sqp->qp, wr);
+		ret = sw_send_wr_check(sqp->qp, wr);
 		if (!ret)
 			ret = sw_sq_post_locked(sq, wr, sqp->qp->sq_sig_all);
 		if (ret) {

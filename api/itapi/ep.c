@@ -461,6 +461,72 @@ err_free:
 	return itapi_status(ret, IT_ERR_INVALID_EP_ATTR);
 }
 
+/*
+ * The checks both services begin with: the PZ, the service on its device
+ * and the two DTO SEVDs of its IA.
+ */
+static it_status_t create_check(const char *fn, const struct itapi_pz *pz,
+				uint32_t service_cap, it_evd_handle_t req,
+				it_evd_handle_t recv)
+{
+	const struct itapi_ia *ia;
+
+	if (!itapi_valid(pz, IT_HANDLE_TYPE_PZ)) {
+		openrdma_dbg(ITAPI_LOG, "%s: arg pz_handle: not a PZ", fn);
+		return IT_ERR_INVALID_PZ;
+	}
+	ia = pz->obj.ia;
+	if (!(ia->dev.device_cap_flags & service_cap))
+		return IT_ERR_OP_NOT_SUPPORTED;
+	if (!dto_evd(to_evd(req), ia)) {
+		openrdma_dbg(ITAPI_LOG, "%s: arg %s: not a DTO SEVD of the IA",
+			     fn, "request_sevd_handle");
+		return IT_ERR_INVALID_REQ_EVD;
+	}
+	if (!dto_evd(to_evd(recv), ia)) {
+		openrdma_dbg(ITAPI_LOG, "%s: arg %s: not a DTO SEVD of the IA",
+			     fn, "recv_sevd_handle");
+		return IT_ERR_INVALID_RECV_EVD;
+	}
+	return IT_SUCCESS;
+}
+
+/*
+ * The checks both services end with (the attributes, ep_handle), then the
+ * endpoint with the members they share; *ep_out is the caller's to finish
+ * and hand to ep_create().
+ */
+static it_status_t ep_alloc(const char *fn, struct itapi_pz *pz,
+			    it_transport_service_type_t service,
+			    const it_ep_attributes_t *ep_attr,
+			    struct itapi_srq *srq, it_evd_handle_t req,
+			    it_evd_handle_t recv, it_ep_handle_t *ep_handle,
+			    struct itapi_ep **ep_out)
+{
+	struct itapi_ep *ep;
+	it_status_t st;
+
+	st = attr_check(pz->obj.ia, ep_attr, service, srq);
+	if (st)
+		return st;
+	if (!ep_handle) {
+		openrdma_dbg(ITAPI_LOG, "%s: arg ep_handle: NULL", fn);
+		return IT_ERR_FAULT;
+	}
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return IT_ERR_RESOURCES;
+	ep->obj.ia = pz->obj.ia;
+	ep->pz = pz;
+	ep->req_evd = to_evd(req);
+	ep->recv_evd = to_evd(recv);
+	ep->srq = srq;
+	ep->service = service;
+	ep->attr = *ep_attr;
+	*ep_out = ep;
+	return IT_SUCCESS;
+}
+
 OPENRDMA_EXPORT it_status_t it_ep_rc_create(it_pz_handle_t pz_handle,
 					    it_evd_handle_t request_sevd_handle,
 					    it_evd_handle_t recv_sevd_handle,
@@ -476,23 +542,11 @@ OPENRDMA_EXPORT it_status_t it_ep_rc_create(it_pz_handle_t pz_handle,
 	struct itapi_ep *ep;
 	it_status_t st;
 
-	if (!itapi_valid(pz, IT_HANDLE_TYPE_PZ)) {
-		itapi_arg_err("it_ep_rc_create", "pz_handle", "not a PZ");
-		return IT_ERR_INVALID_PZ;
-	}
+	st = create_check("it_ep_rc_create", pz, OPENRDMA_DEVICE_RC,
+			  request_sevd_handle, recv_sevd_handle);
+	if (st)
+		return st;
 	ia = pz->obj.ia;
-	if (!(ia->dev.device_cap_flags & OPENRDMA_DEVICE_RC))
-		return IT_ERR_OP_NOT_SUPPORTED;
-	if (!dto_evd(to_evd(request_sevd_handle), ia)) {
-		itapi_arg_err("it_ep_rc_create", "request_sevd_handle",
-			      "not a DTO SEVD of the IA");
-		return IT_ERR_INVALID_REQ_EVD;
-	}
-	if (!dto_evd(to_evd(recv_sevd_handle), ia)) {
-		itapi_arg_err("it_ep_rc_create", "recv_sevd_handle",
-			      "not a DTO SEVD of the IA");
-		return IT_ERR_INVALID_RECV_EVD;
-	}
 	if (!itapi_evd_is(conn, IT_CM_MSG_EVENT_STREAM) || conn->obj.ia != ia) {
 		itapi_arg_err("it_ep_rc_create", "connect_sevd_handle",
 			      "not a CM message SEVD of the IA");
@@ -517,25 +571,11 @@ OPENRDMA_EXPORT it_status_t it_ep_rc_create(it_pz_handle_t pz_handle,
 			return IT_ERR_INVALID_SRQ;
 		}
 	}
-	st = attr_check(ia, ep_attr, IT_RC_SERVICE, srq);
+	st = ep_alloc("it_ep_rc_create", pz, IT_RC_SERVICE, ep_attr, srq,
+		      request_sevd_handle, recv_sevd_handle, ep_handle, &ep);
 	if (st)
 		return st;
-	if (!ep_handle) {
-		itapi_arg_err("it_ep_rc_create", "ep_handle", "NULL");
-		return IT_ERR_FAULT;
-	}
-
-	ep = calloc(1, sizeof(*ep));
-	if (!ep)
-		return IT_ERR_RESOURCES;
-	ep->obj.ia = ia;
-	ep->pz = pz;
-	ep->req_evd = to_evd(request_sevd_handle);
-	ep->recv_evd = to_evd(recv_sevd_handle);
 	ep->conn_evd = conn;
-	ep->srq = srq;
-	ep->service = IT_RC_SERVICE;
-	ep->attr = *ep_attr;
 	ep->attr.srv.rc.srq = (it_srq_handle_t)srq;
 	ep->spigot_id = 0;
 	atomic_init(&ep->state, IT_EP_STATE_UNCONNECTED);
@@ -550,52 +590,25 @@ OPENRDMA_EXPORT it_status_t it_ep_ud_create(it_pz_handle_t pz_handle,
 					    it_ep_handle_t *ep_handle)
 {
 	struct itapi_pz *pz = (struct itapi_pz *)pz_handle;
-	struct itapi_ia *ia;
 	struct itapi_ep *ep;
 	it_status_t st;
 
-	if (!itapi_valid(pz, IT_HANDLE_TYPE_PZ)) {
-		itapi_arg_err("it_ep_ud_create", "pz_handle", "not a PZ");
-		return IT_ERR_INVALID_PZ;
-	}
-	ia = pz->obj.ia;
-	if (!(ia->dev.device_cap_flags & OPENRDMA_DEVICE_UD))
-		return IT_ERR_OP_NOT_SUPPORTED;
-	if (!dto_evd(to_evd(request_sevd_handle), ia)) {
-		itapi_arg_err("it_ep_ud_create", "request_sevd_handle",
-			      "not a DTO SEVD of the IA");
-		return IT_ERR_INVALID_REQ_EVD;
-	}
-	if (!dto_evd(to_evd(recv_sevd_handle), ia)) {
-		itapi_arg_err("it_ep_ud_create", "recv_sevd_handle",
-			      "not a DTO SEVD of the IA");
-		return IT_ERR_INVALID_RECV_EVD;
-	}
+	st = create_check("it_ep_ud_create", pz, OPENRDMA_DEVICE_UD,
+			  request_sevd_handle, recv_sevd_handle);
+	if (st)
+		return st;
 	if (!ep_attr) {
 		itapi_arg_err("it_ep_ud_create", "ep_attr", "NULL");
 		return IT_ERR_INVALID_EP_ATTR;
 	}
-	if (!itapi_spigot_valid(ia, spigot_id)) {
+	if (!itapi_spigot_valid(pz->obj.ia, spigot_id)) {
 		itapi_arg_err("it_ep_ud_create", "spigot_id", "%zu", spigot_id);
 		return IT_ERR_INVALID_SPIGOT;
 	}
-	st = attr_check(ia, ep_attr, IT_UD_SERVICE, NULL);
+	st = ep_alloc("it_ep_ud_create", pz, IT_UD_SERVICE, ep_attr, NULL,
+		      request_sevd_handle, recv_sevd_handle, ep_handle, &ep);
 	if (st)
 		return st;
-	if (!ep_handle) {
-		itapi_arg_err("it_ep_ud_create", "ep_handle", "NULL");
-		return IT_ERR_FAULT;
-	}
-
-	ep = calloc(1, sizeof(*ep));
-	if (!ep)
-		return IT_ERR_RESOURCES;
-	ep->obj.ia = ia;
-	ep->pz = pz;
-	ep->req_evd = to_evd(request_sevd_handle);
-	ep->recv_evd = to_evd(recv_sevd_handle);
-	ep->service = IT_UD_SERVICE;
-	ep->attr = *ep_attr;
 	ep->spigot_id = spigot_id;
 	ep->qkey = ep_attr->srv.ud.ep_info.ud_ep_key;
 	atomic_init(&ep->state, IT_EP_STATE_UD_OPERATIONAL);

@@ -488,29 +488,43 @@ OPENRDMA_EXPORT it_status_t it_post_sendto(
 			 dto_flags, SEND_FLAGS, IT_DTO_SEND_CMPL_EVENT);
 }
 
+/* it_post_rdma_write() and it_post_rdma_read(): opcode tells which. */
+static inline it_status_t
+post_rdma(const char *fn, it_ep_handle_t ep_handle,
+	  enum openrdma_wr_opcode opcode, const it_lmr_triplet_t *segs,
+	  size_t num, it_dto_cookie_t cookie, it_dto_flags_t dto_flags,
+	  it_rdma_addr_t rdma_addr, it_rmr_context_t rmr_context)
+{
+	struct itapi_ep *ep = to_ep(ep_handle);
+	bool write = opcode == OPENRDMA_WR_RDMA_WRITE;
+	struct openrdma_send_wr wr;
+	size_t max = 0;
+
+	if (rmr_context > UINT32_MAX) {
+		openrdma_dbg(ITAPI_LOG, "%s: arg rmr_context: 0x%llx", fn,
+			     (unsigned long long)rmr_context);
+		return IT_ERR_INVALID_RMR;
+	}
+	if (itapi_valid(ep, IT_HANDLE_TYPE_EP))
+		max = write ? ep->attr.srv.rc.max_rdma_write_segments :
+			      ep->attr.srv.rc.max_rdma_read_segments;
+	swr_init(&wr, opcode);
+	wr.wr.rdma.remote_addr = rdma_addr;
+	wr.wr.rdma.rkey = (uint32_t)rmr_context;
+	return post_segs(fn, ep_handle, IT_RC_SERVICE, &wr, segs, num, max,
+			 cookie, dto_flags, RDMA_FLAGS,
+			 write ? IT_DTO_RDMA_WRITE_CMPL_EVENT :
+				 IT_DTO_RDMA_READ_CMPL_EVENT);
+}
+
 OPENRDMA_EXPORT it_status_t it_post_rdma_write(
 	it_ep_handle_t ep_handle, const it_lmr_triplet_t *local_segments,
 	size_t num_segments, it_dto_cookie_t cookie, it_dto_flags_t dto_flags,
 	it_rdma_addr_t rdma_addr, it_rmr_context_t rmr_context)
 {
-	struct itapi_ep *ep = to_ep(ep_handle);
-	struct openrdma_send_wr wr;
-
-	if (rmr_context > UINT32_MAX) {
-		itapi_arg_err("it_post_rdma_write", "rmr_context", "0x%llx",
-			      (unsigned long long)rmr_context);
-		return IT_ERR_INVALID_RMR;
-	}
-	swr_init(&wr, OPENRDMA_WR_RDMA_WRITE);
-	wr.wr.rdma.remote_addr = rdma_addr;
-	wr.wr.rdma.rkey = (uint32_t)rmr_context;
-	return post_segs("it_post_rdma_write", ep_handle, IT_RC_SERVICE, &wr,
-			 local_segments, num_segments,
-			 itapi_valid(ep, IT_HANDLE_TYPE_EP) ?
-				 ep->attr.srv.rc.max_rdma_write_segments :
-				 0,
-			 cookie, dto_flags, RDMA_FLAGS,
-			 IT_DTO_RDMA_WRITE_CMPL_EVENT);
+	return post_rdma("it_post_rdma_write", ep_handle,
+			 OPENRDMA_WR_RDMA_WRITE, local_segments, num_segments,
+			 cookie, dto_flags, rdma_addr, rmr_context);
 }
 
 OPENRDMA_EXPORT it_status_t it_post_rdma_read(
@@ -518,24 +532,9 @@ OPENRDMA_EXPORT it_status_t it_post_rdma_read(
 	size_t num_segments, it_dto_cookie_t cookie, it_dto_flags_t dto_flags,
 	it_rdma_addr_t rdma_addr, it_rmr_context_t rmr_context)
 {
-	struct itapi_ep *ep = to_ep(ep_handle);
-	struct openrdma_send_wr wr;
-
-	if (rmr_context > UINT32_MAX) {
-		itapi_arg_err("it_post_rdma_read", "rmr_context", "0x%llx",
-			      (unsigned long long)rmr_context);
-		return IT_ERR_INVALID_RMR;
-	}
-	swr_init(&wr, OPENRDMA_WR_RDMA_READ);
-	wr.wr.rdma.remote_addr = rdma_addr;
-	wr.wr.rdma.rkey = (uint32_t)rmr_context;
-	return post_segs("it_post_rdma_read", ep_handle, IT_RC_SERVICE, &wr,
-			 local_segments, num_segments,
-			 itapi_valid(ep, IT_HANDLE_TYPE_EP) ?
-				 ep->attr.srv.rc.max_rdma_read_segments :
-				 0,
-			 cookie, dto_flags, RDMA_FLAGS,
-			 IT_DTO_RDMA_READ_CMPL_EVENT);
+	return post_rdma("it_post_rdma_read", ep_handle, OPENRDMA_WR_RDMA_READ,
+			 local_segments, num_segments, cookie, dto_flags,
+			 rdma_addr, rmr_context);
 }
 
 /* An RMR segment as an SGE: the memory of the LMR the RMR is linked to. */

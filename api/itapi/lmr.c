@@ -252,10 +252,25 @@ OPENRDMA_EXPORT it_status_t it_lmr_create_unlinked(it_pz_handle_t pz_handle,
 	return IT_SUCCESS;
 }
 
-/* The endpoint of a link or unlink: same IA and PZ as the LMR. */
-static it_status_t link_ep_check(const char *fn, const struct itapi_lmr *lmr,
-				 const struct itapi_ep *ep)
+#define LINK_DTO_FLAGS                                                 \
+	(IT_COMPLETION_FLAG | IT_NOTIFY_FLAG | IT_BARRIER_FENCE_FLAG | \
+	 IT_UNLINK_FENCE_FLAG | IT_COALESCE_WR_FLAG)
+
+/*
+ * The arguments a link and an unlink share: an LMR of
+ * it_lmr_create_unlinked, an endpoint of its IA and PZ, and flags.
+ */
+static it_status_t link_args_check(const char *fn, const struct itapi_lmr *lmr,
+				   const struct itapi_ep *ep,
+				   it_dto_flags_t dto_flags)
 {
+	if (!itapi_valid(lmr, IT_HANDLE_TYPE_LMR) || !lmr->linkable) {
+		openrdma_dbg(ITAPI_LOG,
+			     "%s: arg lmr_handle: not an LMR of "
+			     "it_lmr_create_unlinked",
+			     fn);
+		return IT_ERR_INVALID_LMR;
+	}
 	if (!itapi_valid(ep, IT_HANDLE_TYPE_EP) || ep->obj.ia != lmr->obj.ia) {
 		openrdma_dbg(ITAPI_LOG, "%s: arg ep_handle: not an EP", fn);
 		return IT_ERR_INVALID_EP;
@@ -264,12 +279,13 @@ static it_status_t link_ep_check(const char *fn, const struct itapi_lmr *lmr,
 		openrdma_dbg(ITAPI_LOG, "%s: arg ep_handle: another PZ", fn);
 		return IT_ERR_INVALID_PZ;
 	}
+	if (itapi_dto_flags(dto_flags, LINK_DTO_FLAGS) < 0) {
+		openrdma_dbg(ITAPI_LOG, "%s: arg dto_flags: 0x%x", fn,
+			     (unsigned int)dto_flags);
+		return IT_ERR_INVALID_DTO_FLAGS;
+	}
 	return IT_SUCCESS;
 }
-
-#define LINK_DTO_FLAGS                                                 \
-	(IT_COMPLETION_FLAG | IT_NOTIFY_FLAG | IT_BARRIER_FENCE_FLAG | \
-	 IT_UNLINK_FENCE_FLAG | IT_COALESCE_WR_FLAG)
 
 /*
  * Reports a link or unlink that took effect at once.  On a connected RC
@@ -318,23 +334,13 @@ it_lmr_link(it_lmr_handle_t lmr_handle, const void *addr, const it_iobl_t *iobl,
 	it_status_t st;
 	int ret;
 
-	if (!itapi_valid(lmr, IT_HANDLE_TYPE_LMR) || !lmr->linkable) {
-		itapi_arg_err("it_lmr_link", "lmr_handle",
-			      "not an LMR of it_lmr_create_unlinked");
-		return IT_ERR_INVALID_LMR;
-	}
-	st = link_ep_check("it_lmr_link", lmr, ep);
+	st = link_args_check("it_lmr_link", lmr, ep, dto_flags);
 	if (st)
 		return st;
 	st = region_check("it_lmr_link", lmr->obj.ia, addr, iobl, length,
 			  addr_mode, privs);
 	if (st)
 		return st;
-	if (itapi_dto_flags(dto_flags, LINK_DTO_FLAGS) < 0) {
-		itapi_arg_err("it_lmr_link", "dto_flags", "0x%x",
-			      (unsigned int)dto_flags);
-		return IT_ERR_INVALID_DTO_FLAGS;
-	}
 	if (lmr->mr) {
 		itapi_arg_err("it_lmr_link", "lmr_handle", "already linked");
 		return IT_ERR_INVALID_LMR;
@@ -373,19 +379,9 @@ OPENRDMA_EXPORT it_status_t it_lmr_unlink(it_lmr_handle_t lmr_handle,
 	it_status_t st;
 	int ret;
 
-	if (!itapi_valid(lmr, IT_HANDLE_TYPE_LMR) || !lmr->linkable) {
-		itapi_arg_err("it_lmr_unlink", "lmr_handle",
-			      "not an LMR of it_lmr_create_unlinked");
-		return IT_ERR_INVALID_LMR;
-	}
-	st = link_ep_check("it_lmr_unlink", lmr, ep);
+	st = link_args_check("it_lmr_unlink", lmr, ep, dto_flags);
 	if (st)
 		return st;
-	if (itapi_dto_flags(dto_flags, LINK_DTO_FLAGS) < 0) {
-		itapi_arg_err("it_lmr_unlink", "dto_flags", "0x%x",
-			      (unsigned int)dto_flags);
-		return IT_ERR_INVALID_DTO_FLAGS;
-	}
 	if (!lmr->mr) {
 		itapi_arg_err("it_lmr_unlink", "lmr_handle", "not linked");
 		return IT_ERR_INVALID_LMR;

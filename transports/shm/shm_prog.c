@@ -31,6 +31,7 @@
 #include <openrdma/log.h>
 
 #include "transports/shm/shm.h"
+#include "core/sw/epoll.h"
 
 /* How long the thread naps while an application thread polls: silently,
  * or, while the application also arms CQs, a short nap that producers
@@ -287,12 +288,10 @@ static void poll_sockets(struct shm_ctx *sctx, long timeout_ns)
 {
 	struct shm_prog *pg = &sctx->prog;
 	struct epoll_event evs[MAX_EVENTS];
-	struct timespec ts = { 0, timeout_ns > 0 ? timeout_ns : 0 };
 	struct shm_watch *w;
 	int i, n;
 
-	n = epoll_pwait2(pg->epfd, evs, MAX_EVENTS, timeout_ns < 0 ? NULL : &ts,
-			 NULL);
+	n = sw_epoll_wait(pg->epfd, evs, MAX_EVENTS, timeout_ns);
 	for (i = 0; i < n; i++) {
 		w = evs[i].data.ptr;
 		if (!w)

@@ -23,6 +23,7 @@
 #include <openrdma/log.h>
 
 #include "transports/tcp/tcp.h"
+#include "core/sw/epoll.h"
 
 #define EVENTS_MAX 64
 /* How often keepalives and deadlines are looked at, at most. */
@@ -202,26 +203,19 @@ static bool rx_again_run(struct tcp_ctx *tctx)
 static void wait_events(struct tcp_ctx *tctx, uint64_t deadline, bool spin)
 {
 	struct epoll_event ev[EVENTS_MAX];
-	struct timespec ts = { 0, 0 };
+	int64_t timeout_ns = deadline ? 0 : -1;
 	struct tcp_poll *poll;
 	uint64_t now;
 	int i, n;
 
-	if (!spin && deadline) {
+	if (spin) {
+		timeout_ns = 0;
+	} else if (deadline) {
 		now = tcp_now();
-		if (deadline > now) {
-			ts.tv_sec = (time_t)((deadline - now) / 1000000000u);
-			ts.tv_nsec = (long)((deadline - now) % 1000000000u);
-		}
+		if (deadline > now)
+			timeout_ns = (int64_t)(deadline - now);
 	}
-	n = epoll_pwait2(tctx->epfd, ev, EVENTS_MAX,
-			 spin || deadline ? &ts : NULL, NULL);
-	if (n < 0 && errno == ENOSYS)
-		n = epoll_wait(tctx->epfd, ev, EVENTS_MAX,
-			       spin	? 0 :
-			       deadline ? (int)(ts.tv_sec * 1000 +
-						ts.tv_nsec / 1000000 + 1) :
-					  -1);
+	n = sw_epoll_wait(tctx->epfd, ev, EVENTS_MAX, timeout_ns);
 	for (i = 0; i < n; i++) {
 		poll = ev[i].data.ptr;
 		__atomic_load_n(&poll->fn, __ATOMIC_ACQUIRE)(poll,

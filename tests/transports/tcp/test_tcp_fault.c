@@ -60,7 +60,8 @@ static void serve(int wfd)
 	struct openrdma_device *dev;
 	struct openrdma_port_attr port;
 	struct openrdma_cm_channel *ch;
-	struct server_info info;
+	/* all of it goes down the pipe, padding included */
+	struct server_info info = { 0 };
 	struct openrdma_sge sge;
 	struct openrdma_qp *qp;
 	struct openrdma_pd *pd;

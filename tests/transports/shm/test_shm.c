@@ -228,8 +228,10 @@ Test(shm, other_user_refused_unless_allowed)
 	st_child_start(&child, child_main, &arg);
 	cr_assert_eq(st_open(&a, false), 0);
 	st_child_go(&child, st_listen(&a));
-	cr_assert_eq(st_child_wait(&child), 0,
-		     "a process of another user connected");
+	ret = st_child_wait(&child);
+	cr_assert_neq(ret, ST_EXIT_REFUSED,
+		      "a process of another user connected");
+	cr_assert_eq(ret, 0, "the other user's process failed: exit %d", ret);
 	/* and nothing reached the listener */
 	ret = st_cm_wait(&a, OPENRDMA_CM_EVENT_CONNECT_REQUEST, NULL, 300);
 	cr_assert_eq(ret, -OPENRDMA_ETIMEDOUT, "the listener saw it: %s",

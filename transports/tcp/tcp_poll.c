@@ -241,7 +241,9 @@ void tcp_poll_drive(struct tcp_cq *cq)
 	if (streak < DRIVE_AFTER)
 		return;
 	core_lock_acquire(&cq->drive_lock);
-	if (!cq->draining) {
+	/* a poll that takes no connection is not counted among those inside
+	 * (drive_del waits for them to leave): it returns below */
+	if (!cq->draining && cq->ndrive) {
 		n = cq->ndrive < DRIVE_MAX ? cq->ndrive : DRIVE_MAX;
 		/* in turns, as a poll may stop early */
 		first = cq->drive_next < cq->ndrive ? cq->drive_next : 0;

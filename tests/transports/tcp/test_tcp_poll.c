@@ -93,3 +93,28 @@ Test(tcp_poll, stream_goes_on_once_the_poster_stops, .timeout = 60)
 	tt_close(&c);
 	tt_close(&s);
 }
+
+/*
+ * A CQ polled empty, past the streak that makes its poller read
+ * connections, while its QP has none yet: the connection the CM attaches
+ * afterwards must still be detached when the QP goes (a poll that found
+ * nothing to read must not stay counted as reading).
+ */
+Test(tcp_poll, empty_polls_before_any_connection, .timeout = 30)
+{
+	struct sockaddr_storage ss;
+	struct openrdma_wc wc;
+	struct tt_side s, c;
+	int i;
+
+	tt_open(&s, "tcp0", 4096, TT_ACCESS, 0);
+	tt_open(&c, "tcp0", 4096, TT_ACCESS, 0);
+	tt_qp(&s, OPENRDMA_QPT_RC);
+	tt_qp(&c, OPENRDMA_QPT_RC);
+	for (i = 0; i < 32; i++)
+		cr_assert_eq(openrdma_cq_poll(c.cq, 1, &wc), 0);
+	tt_listen_addr(&s, &ss);
+	tt_cm_connect(&s, &c, (struct sockaddr *)&ss);
+	tt_close(&c);
+	tt_close(&s);
+}

@@ -78,8 +78,11 @@ static int child_main(void *varg, uint16_t port, int ready_fd)
 	    st_post_recv(&s, 2, ST_OFF_DONE, 64))
 		return ST_EXIT_OPEN;
 	ret = st_connect(&s, port);
-	if (arg->expect_refused)
+	if (arg->expect_refused) {
+		/* the refused attempt's CM id is ours to destroy */
+		st_close(&s);
 		return ret ? 0 : ST_EXIT_REFUSED;
+	}
 	if (ret)
 		return ST_EXIT_CONNECT;
 	/* tell the parent whether we copy into its memory ourselves */

@@ -86,6 +86,12 @@ static inline void evd_mutex_unlock(struct evd_mutex *m)
 		evd_mutex_wake(m);
 }
 
+/* Another thread sleeps on the lock, or is about to (evd_mutex_wait()). */
+static inline bool evd_mutex_contended(struct evd_mutex *m)
+{
+	return atomic_load_explicit(&m->word, memory_order_relaxed) == 2;
+}
+
 struct core_evd {
 	pthread_mutex_t ctl;
 	struct evd_mutex lock;

@@ -83,7 +83,8 @@ static int wait_ready(struct core_evd *evd, size_t thr)
  * number of records behind it, so the CQs are pulled as a wait would
  * pull them.  Lock held.
  */
-static bool wait_direct(struct core_evd *evd, void *rec, bool count)
+static inline __attribute__((always_inline)) bool
+wait_direct(struct core_evd *evd, void *rec, bool count)
 {
 	if (!(count ? core_evd_cq_pull_first(evd, rec) :
 		      core_evd_cq_take_one(evd, rec)))
@@ -179,19 +180,59 @@ static int wait_sleep(struct core_evd *evd, size_t thr, int64_t deadline)
 }
 
 /*
- * Between two looks of a spinning waiter: drops the lock and takes it
- * again.  A waiter that pulls from CQs looks again at once, as a verbs
- * program polls: a pause is where a virtual CPU may leave the guest
- * (pause-loop exiting; an emulated one leaves its translated code), and
- * what that costs is added to the completion it waits for.  Threads that
- * want the lock meanwhile still get it: the look holds it briefly, and
- * they take it as it comes free.  A waiter whose producers push (nothing
- * to pull) watches the count, pausing, instead of the lock.  Lock held.
+ * A spinning waiter keeps the lock between its looks while nobody else
+ * asks for it: one that does sleeps on the lock after a short spin
+ * (evd_mutex_wait()), and the next turn gives it up.  Nothing may be due
+ * at unlock either (a wake, an overflow report).  Only a waiter that
+ * pulls from CQs keeps it: its looks are what takes the lock.  Lock held.
  */
-static void spin_turn(struct core_evd *evd, size_t thr, unsigned int *turns)
+static bool spin_keeps_lock(struct core_evd *evd)
+{
+	return evd->cqs && !evd->chan_watch &&
+	       !evd_mutex_contended(&evd->lock) && !evd->ovf_report &&
+	       !evd->wake_pending;
+}
+
+/*
+ * Looks of a direct waiter (one record wanted, into rec) while it keeps
+ * the lock: nothing but the CQ changes meanwhile, so each look is a poll
+ * of the CQ and no more, as a verbs program's.  Stops short of the turn
+ * that reads the clock.  True once a completion went into rec.  Lock
+ * held.
+ */
+static bool spin_direct(struct core_evd *evd, void *rec, unsigned int *turns)
+{
+	if (evd->dead || !evd->waitable || !evd_direct_ok(evd))
+		return false;
+	while ((*turns + 1) % SPIN_CLOCK_TURNS && spin_keeps_lock(evd)) {
+		(*turns)++;
+		if (core_evd_cq_take_one(evd, rec)) {
+			evd_direct_taken(evd);
+			return true;
+		}
+		/* a poll that failed marked the EVD (overrun) */
+		if (evd->overflowed)
+			break;
+	}
+	return false;
+}
+
+/*
+ * Between two looks of a spinning waiter; true if a direct waiter (rec
+ * set) took a completion meanwhile.  A waiter that pulls from CQs looks
+ * again at once, as a verbs program polls: a pause is where a virtual CPU
+ * may leave the guest (pause-loop exiting; an emulated one leaves its
+ * translated code), and what that costs is added to the completion it
+ * waits for.  A waiter whose producers push (nothing to pull) watches the
+ * count, pausing, instead of the lock.  Lock held.
+ */
+static bool spin_turn(struct core_evd *evd, size_t thr, void *rec,
+		      unsigned int *turns)
 {
 	bool pull = evd->cqs && !evd->chan_watch;
 
+	if (spin_keeps_lock(evd))
+		return rec && spin_direct(evd, rec, turns);
 	core_evd_unlock(evd);
 	while (!pull && evd_count(evd) < thr &&
 	       (*turns + 1) % SPIN_CLOCK_TURNS) {
@@ -199,6 +240,7 @@ static void spin_turn(struct core_evd *evd, size_t thr, unsigned int *turns)
 		core_cpu_relax();
 	}
 	core_evd_lock(evd);
+	return false;
 }
 
 /*
@@ -216,15 +258,14 @@ static void waiter_enter(struct core_evd *evd, bool *entered)
 
 /*
  * Returns 0 once the condition holds, 1 once a completion went straight
- * into direct (a wait for one record: wait_look()), the waiter registered
- * (*entered) if it had to wait; looked: the caller's direct pull just
- * found nothing, which stands for the first look.  Lock held.  *deadline
- * is 0 until
- * the clock is first read: by a spinning waiter once in SPIN_CLOCK_TURNS
- * failed looks, by a sleeping one before it sleeps.  In some virtual
- * machines a clock read is a system call that reads an emulated timer,
- * far more than a look; a spinning wait's deadline thus starts up to
- * SPIN_CLOCK_TURNS looks late.
+ * into direct (a wait for one record: wait_look(), spin_turn()), the
+ * waiter registered (*entered) if it had to wait; looked: the caller's
+ * direct pull just found nothing, which stands for the first look.  Lock
+ * held.  *deadline is 0 until the clock is first read: by a spinning
+ * waiter once in SPIN_CLOCK_TURNS failed looks, by a sleeping one before
+ * it sleeps.  In some virtual machines a clock read is a system call that
+ * reads an emulated timer, far more than a look; a spinning wait's
+ * deadline thus starts up to SPIN_CLOCK_TURNS looks late.
  */
 static int wait_block(struct core_evd *evd, size_t thr, uint64_t timeout_us,
 		      void *direct, bool count, bool looked, int64_t *deadline,
@@ -249,7 +290,9 @@ static int wait_block(struct core_evd *evd, size_t thr, uint64_t timeout_us,
 			return -OPENRDMA_ETIMEDOUT;
 		if (spin && ++turns % SPIN_CLOCK_TURNS) {
 			waiter_enter(evd, entered);
-			spin_turn(evd, thr, &turns);
+			/* a take that counts what is behind pulls (wait_look) */
+			if (spin_turn(evd, thr, count ? NULL : direct, &turns))
+				return 1;
 			continue;
 		}
 		t = now_ns();

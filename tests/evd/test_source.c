@@ -692,6 +692,43 @@ Test(evd_source, cq_spinning_wait_lets_others_lock, .init = self_open,
 }
 
 /*
+ * A waiter spinning on a CQ keeps the EVD's lock between its looks while
+ * nobody asks for it: it still reads the clock (a timeout ends the wait),
+ * and a free, which takes the lock, ends it with -ECANCELED.
+ */
+Test(evd_source, cq_spinning_wait_times_out, .init = self_open,
+     .fini = self_close)
+{
+	struct core_evd *evd;
+	struct trec r;
+	uint64_t t0;
+
+	setenv("OPENRDMA_EVD_SPIN_US", "60000000", 1);
+	evd = dto_evd(64, 0);
+	t0 = t_now_ns();
+	cr_assert_eq(core_evd_wait(evd, 20000, 0, &r, NULL),
+		     -OPENRDMA_ETIMEDOUT);
+	cr_assert_geq(t_now_ns() - t0, 20000000ull);
+	cr_assert_lt(t_now_ns() - t0, 5000000000ull);
+	core_evd_free(evd);
+}
+
+Test(evd_source, cq_spinning_wait_ends_on_free, .init = self_open,
+     .fini = self_close)
+{
+	struct spinner s = { 0 };
+	pthread_t tid;
+
+	setenv("OPENRDMA_EVD_SPIN_US", "60000000", 1);
+	s.evd = dto_evd(64, 0);
+	pthread_create(&tid, NULL, spin_wait, &s);
+	cr_assert(t_waiter_inside(s.evd), "the waiter never waited");
+	core_evd_free(s.evd);
+	pthread_join(tid, NULL);
+	cr_assert_eq(s.ret, -OPENRDMA_ECANCELED);
+}
+
+/*
  * Queued records go first, then the CQ's completions in their order:
  * a direct pull never overtakes a record in the ring.
  */

@@ -212,10 +212,10 @@ void itapi_qp_destroy(struct openrdma_qp *qp)
 			      openrdma_strerror(ret));
 }
 
-/* The send ring, receive slots and GRH areas of the granted queues. */
+/* The send and receive rings and GRH areas of the granted queues. */
 static int ep_queues_init(struct itapi_ep *ep)
 {
-	uint32_t i, recv = ep->qp->cap.max_recv_wr;
+	uint32_t i;
 	size_t grh_len;
 	int ret;
 
@@ -228,16 +228,21 @@ static int ep_queues_init(struct itapi_ep *ep)
 		ep->sring[i].seq = UINT64_MAX;
 	if (ep->srq)
 		return 0;
-	ret = itapi_rslots_init(&ep->rslots, recv);
-	if (ret)
+	ep->rnum = ep->qp->cap.max_recv_wr ? ep->qp->cap.max_recv_wr : 1;
+	ep->rsize = pow2_at_least(ep->rnum);
+	ep->rcookie = calloc(ep->rsize, sizeof(*ep->rcookie));
+	if (!ep->rcookie) {
+		ret = -OPENRDMA_ENOMEM;
 		goto err_ring;
+	}
+	core_spin_init(&ep->rq_lock);
 	if (ep->service != IT_UD_SERVICE)
 		return 0;
-	grh_len = (size_t)ep->rslots.num * OPENRDMA_GRH_LEN;
+	grh_len = (size_t)ep->rsize * OPENRDMA_GRH_LEN;
 	ep->grh = calloc(1, grh_len);
 	if (!ep->grh) {
 		ret = -OPENRDMA_ENOMEM;
-		goto err_slots;
+		goto err_rring;
 	}
 	ret = openrdma_mr_reg(ep->pz->pd, ep->grh, grh_len,
 			      OPENRDMA_ACCESS_LOCAL_WRITE, &ep->grh_mr);
@@ -248,8 +253,9 @@ static int ep_queues_init(struct itapi_ep *ep)
 err_grh:
 	free(ep->grh);
 	ep->grh = NULL;
-err_slots:
-	itapi_rslots_fini(&ep->rslots);
+err_rring:
+	free(ep->rcookie);
+	ep->rcookie = NULL;
 err_ring:
 	free(ep->sring);
 	ep->sring = NULL;
@@ -261,8 +267,7 @@ static void ep_queues_fini(struct itapi_ep *ep)
 	if (ep->grh_mr)
 		openrdma_mr_dereg(ep->grh_mr);
 	free(ep->grh);
-	if (!ep->srq)
-		itapi_rslots_fini(&ep->rslots);
+	free(ep->rcookie);
 	free(ep->sring);
 }
 
@@ -407,7 +412,7 @@ static void attr_granted(struct itapi_ep *ep)
 
 	a->max_request_dtos = cap->max_send_wr;
 	if (!ep->srq)
-		a->max_recv_dtos = ep->rslots.num;
+		a->max_recv_dtos = ep->rnum;
 	else
 		a->max_recv_dtos = 0;
 	if (!a->max_dto_payload_size)
@@ -695,8 +700,11 @@ OPENRDMA_EXPORT it_status_t it_ep_reset(it_ep_handle_t ep_handle)
 	core_spin_lock(&ep->sq_lock);
 	atomic_store(&ep->stail, ep->shead);
 	core_spin_unlock(&ep->sq_lock);
-	if (!ep->srq)
-		itapi_rslots_reset(&ep->rslots);
+	if (!ep->srq) {
+		core_spin_lock(&ep->rq_lock);
+		atomic_store(&ep->rtail, atomic_load(&ep->rhead));
+		core_spin_unlock(&ep->rq_lock);
+	}
 	memset(&ep->path, 0, sizeof(ep->path));
 	atomic_store(&ep->state, IT_EP_STATE_UNCONNECTED);
 	return IT_SUCCESS;

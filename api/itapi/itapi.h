@@ -375,10 +375,11 @@ void itapi_evd_destroy(struct itapi_evd *evd);
 /* ------------------------------------------------------------------ */
 
 /*
- * Receive work requests in flight: the wr_id of each names a slot that
- * keeps the consumer's cookie (and, on UD endpoints, the GRH area), so
- * that wr_id never needs the cookie's 64 bits.  A free list of slot
- * numbers; a generation number retires the slots of a reset endpoint.
+ * Receive work requests in flight on an SRQ, whose completions come in
+ * any order: the wr_id of each names a slot that keeps the consumer's
+ * cookie, so that wr_id never needs the cookie's 64 bits.  A free list of
+ * slot numbers.  (An endpoint's own receive queue is a ring: struct
+ * itapi_ep.)
  */
 struct itapi_rslots {
 	struct core_spin lock;
@@ -387,16 +388,13 @@ struct itapi_rslots {
 	uint32_t *free; /* num entries, nfree of them valid */
 	it_dto_cookie_t *cookie;
 	uint8_t *busy;
-	uint32_t gen;
 };
 
 #define ITAPI_WRID_RECV (1ull << 63)
 
 int itapi_rslots_init(struct itapi_rslots *rs, uint32_t num);
+/* (Taking and freeing a slot are post.c's, inline on the data path.) */
 void itapi_rslots_fini(struct itapi_rslots *rs);
-/* Frees every slot and makes the outstanding wr_ids stale.  (Taking and
- * freeing one are post.c's, inline on the data path.) */
-void itapi_rslots_reset(struct itapi_rslots *rs);
 
 struct itapi_srq {
 	struct itapi_obj obj;
@@ -461,8 +459,22 @@ struct itapi_ep {
 	uint64_t shead; /* next sequence number; sq_lock */
 	_Atomic uint64_t stail; /* oldest sequence not retired */
 
-	struct itapi_rslots rslots; /* own receive queue */
-	uint8_t *grh; /* UD: OPENRDMA_GRH_LEN bytes per receive slot */
+	/*
+	 * Own receive queue (no SRQ): a ring like the send queue's, as a
+	 * QP's receives complete in the order they were posted (flushed
+	 * ones too).  wr_id is ITAPI_WRID_RECV | the post's sequence
+	 * number, and its completion retires it.  rq_lock serializes posts;
+	 * rhead is published before the post, so that a converter that
+	 * sees a completion sees its cookie.  A reset retires everything
+	 * posted (rtail = rhead): a completion older than rtail is stale.
+	 */
+	struct core_spin rq_lock;
+	_Atomic it_dto_cookie_t *rcookie; /* relaxed: the ring orders it */
+	uint32_t rsize; /* a power of two */
+	uint32_t rnum; /* receives that may be outstanding: granted */
+	_Atomic uint64_t rhead; /* next sequence number */
+	_Atomic uint64_t rtail; /* oldest sequence not retired */
+	uint8_t *grh; /* UD: OPENRDMA_GRH_LEN bytes per ring slot */
 	struct openrdma_mr *grh_mr;
 	uint32_t qkey; /* UD */
 

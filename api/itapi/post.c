@@ -6,9 +6,10 @@
  * A post never allocates: segments become SGEs in a stack array of at most
  * ITAPI_MAX_SGE entries, and what the completion needs (cookie, event
  * number, length) waits in a slot the endpoint allocated at creation.  A
- * send-queue request's wr_id is its sequence number; a receive's names its
- * slot (ITAPI_WRID_RECV set), which tells the converter which queue a
- * completion belongs to whatever its status.
+ * send-queue request's wr_id is its sequence number, as is a receive's on
+ * the endpoint's own queue; one on an SRQ names its slot.  ITAPI_WRID_RECV
+ * marks a receive's, which tells the converter which queue a completion
+ * belongs to whatever its status.
  */
 #include "config.h"
 
@@ -100,22 +101,22 @@ static inline int rslots_get(struct itapi_rslots *rs, it_dto_cookie_t cookie,
 	slot = rs->free[--rs->nfree];
 	rs->busy[slot] = 1;
 	rs->cookie[slot] = cookie;
-	*wr_id_out = ITAPI_WRID_RECV | (uint64_t)rs->gen << 32 | slot;
+	*wr_id_out = ITAPI_WRID_RECV | slot;
 	core_spin_unlock(&rs->lock);
 	*slot_out = slot;
 	return 0;
 }
 
-/* Frees the slot of wr_id: false (and nothing freed) if it is stale. */
+/* Frees the slot of wr_id: false (and nothing freed) if it is not taken. */
 static inline bool rslots_put(struct itapi_rslots *rs, uint64_t wr_id,
 			      it_dto_cookie_t *cookie_out, uint32_t *slot_out)
 {
 	uint32_t slot = (uint32_t)wr_id;
-	uint32_t gen = (uint32_t)(wr_id >> 32) & 0x7fffffff;
 	bool ok;
 
 	core_spin_lock(&rs->lock);
-	ok = slot < rs->num && gen == rs->gen && rs->busy[slot];
+	ok = wr_id == (ITAPI_WRID_RECV | slot) && slot < rs->num &&
+	     rs->busy[slot];
 	if (ok) {
 		rs->busy[slot] = 0;
 		*cookie_out = rs->cookie[slot];
@@ -124,20 +125,6 @@ static inline bool rslots_put(struct itapi_rslots *rs, uint64_t wr_id,
 	core_spin_unlock(&rs->lock);
 	*slot_out = slot;
 	return ok;
-}
-
-void itapi_rslots_reset(struct itapi_rslots *rs)
-{
-	uint32_t i;
-
-	core_spin_lock(&rs->lock);
-	rs->gen = (rs->gen + 1) & 0x7fffffff;
-	for (i = 0; i < rs->num; i++) {
-		rs->busy[i] = 0;
-		rs->free[i] = rs->num - 1 - i;
-	}
-	rs->nfree = rs->num;
-	core_spin_unlock(&rs->lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -686,7 +673,7 @@ static HOT_INLINE it_status_t post_recv_ep(struct itapi_ep *ep,
 	struct openrdma_sge sge[ITAPI_MAX_SGE + 1];
 	struct openrdma_recv_wr wr, *bad;
 	size_t first = ep->service == IT_UD_SERVICE ? 1 : 0;
-	uint64_t total;
+	uint64_t total, seq;
 	uint32_t slot;
 	it_status_t st;
 	int ret;
@@ -695,9 +682,19 @@ static HOT_INLINE it_status_t post_recv_ep(struct itapi_ep *ep,
 			  NULL, sge + first, &total, NULL);
 	if (st)
 		return st;
-	ret = rslots_get(&ep->rslots, cookie, &wr.wr_id, &slot);
-	if (ret)
+	core_spin_lock(&ep->rq_lock);
+	seq = atomic_load_explicit(&ep->rhead, memory_order_relaxed);
+	/* acquire: the converter read the cookie of the slot reused here */
+	if (seq - atomic_load_explicit(&ep->rtail, memory_order_acquire) >=
+	    ep->rnum) {
+		core_spin_unlock(&ep->rq_lock);
 		return IT_ERR_TOO_MANY_POSTS;
+	}
+	slot = (uint32_t)seq & (ep->rsize - 1);
+	atomic_store_explicit(&ep->rcookie[slot], cookie, memory_order_relaxed);
+	/* published before the post: its completion may come before we
+	 * return */
+	atomic_store_explicit(&ep->rhead, seq + 1, memory_order_release);
 	if (first) {
 		/* the GRH goes to the slot's own area, the payload to the
 		 * consumer's buffers */
@@ -707,15 +704,16 @@ static HOT_INLINE it_status_t post_recv_ep(struct itapi_ep *ep,
 		sge[0].length = OPENRDMA_GRH_LEN;
 		sge[0].lkey = ep->grh_mr->lkey;
 	}
+	wr.wr_id = ITAPI_WRID_RECV | seq;
 	wr.next = NULL;
 	wr.sg_list = sge;
 	wr.num_sge = (int)(num + first);
 	ret = core_qp_post_recv(ep->qp, &wr, &bad);
-	if (ret) {
-		rslots_put(&ep->rslots, wr.wr_id, &cookie, &slot);
-		return post_status(ret);
-	}
-	return IT_SUCCESS;
+	/* refused: no completion names seq */
+	if (ret)
+		atomic_store_explicit(&ep->rhead, seq, memory_order_relaxed);
+	core_spin_unlock(&ep->rq_lock);
+	return ret ? post_status(ret) : IT_SUCCESS;
 }
 
 static it_status_t post_recv_srq(struct itapi_srq *srq,
@@ -836,16 +834,20 @@ static it_dto_status_t wc_status(enum openrdma_wc_status status,
 	}
 }
 
-/* ep->stail = max(stail, seq + 1): stale completions never move it back. */
-static void sq_retire(struct itapi_ep *ep, uint64_t seq)
+/*
+ * A ring's *tail = max(*tail, seq + 1): stale completions never move it
+ * back.  False if the tail was past seq already (a reset retired it).
+ */
+static inline bool ring_retire(_Atomic uint64_t *tail, uint64_t seq)
 {
-	uint64_t tail = atomic_load_explicit(&ep->stail, memory_order_relaxed);
+	uint64_t t = atomic_load_explicit(tail, memory_order_relaxed);
 
-	while (tail < seq + 1 &&
-	       !atomic_compare_exchange_weak_explicit(
-		       &ep->stail, &tail, seq + 1, memory_order_release,
-		       memory_order_relaxed))
-		;
+	do {
+		if (t > seq)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(
+		tail, &t, seq + 1, memory_order_release, memory_order_relaxed));
+	return true;
 }
 
 static inline int send_convert(struct itapi_evd *evd, struct itapi_ep *ep,
@@ -860,7 +862,7 @@ static inline int send_convert(struct itapi_evd *evd, struct itapi_ep *ep,
 	status = wc_status(wc->status, s->event);
 	/* a skipped completion leaves ev alone: it may be the caller's */
 	if (status == IT_DTO_SUCCESS && !s->signaled) {
-		sq_retire(ep, wc->wr_id);
+		ring_retire(&ep->stail, wc->wr_id);
 		return CORE_EVD_SKIP;
 	}
 	d->event_number = s->event;
@@ -872,13 +874,14 @@ static inline int send_convert(struct itapi_evd *evd, struct itapi_ep *ep,
 	d->unlinked_mr_handle = NULL;
 	if (status != IT_DTO_SUCCESS && s->event == IT_RMR_LINK_CMPL_EVENT)
 		itapi_rmr_link_failed(ep->obj.ia, s->mem);
-	sq_retire(ep, wc->wr_id);
+	ring_retire(&ep->stail, wc->wr_id);
 	return 0;
 }
 
 /* The UD part of a receive's event: length, sender, path. */
-static void ud_recv_convert(struct itapi_ep *ep, const struct openrdma_wc *wc,
-			    uint32_t slot, it_all_dto_cmpl_event_t *d)
+static __attribute__((noinline)) void
+ud_recv_convert(struct itapi_ep *ep, const struct openrdma_wc *wc,
+		uint32_t slot, it_all_dto_cmpl_event_t *d)
 {
 	const struct openrdma_grh *grh;
 
@@ -903,15 +906,44 @@ static void ud_recv_convert(struct itapi_ep *ep, const struct openrdma_wc *wc,
 	itapi_path_from_recv(ep->obj.ia, ep->spigot_id, wc, grh, &d->src_path);
 }
 
+/*
+ * Takes the cookie of a receive on the endpoint's own queue: false if the
+ * completion is stale (its receive was posted before a reset).  A reset
+ * may retire it meanwhile, and a post reuse its slot: the retire that
+ * fails then discards what was read.
+ */
+static inline bool rq_take(struct itapi_ep *ep, uint64_t seq,
+			   it_dto_cookie_t *cookie, uint32_t *slot)
+{
+	/* acquire: the post published seq after writing its cookie */
+	if (seq < atomic_load_explicit(&ep->rtail, memory_order_relaxed) ||
+	    seq >= atomic_load_explicit(&ep->rhead, memory_order_acquire))
+		return false;
+	*slot = (uint32_t)seq & (ep->rsize - 1);
+	*cookie =
+		atomic_load_explicit(&ep->rcookie[*slot], memory_order_relaxed);
+	return ring_retire(&ep->rtail, seq);
+}
+
+/* rslots_put() for recv_convert(), out of the way of the ring's path. */
+static __attribute__((noinline)) bool srq_take(struct itapi_ep *ep,
+					       uint64_t wr_id,
+					       it_dto_cookie_t *cookie,
+					       uint32_t *slot)
+{
+	return rslots_put(&ep->srq->slots, wr_id, cookie, slot);
+}
+
 static inline int recv_convert(struct itapi_evd *evd, struct itapi_ep *ep,
 			       const struct openrdma_wc *wc, it_event_t *ev)
 {
-	struct itapi_rslots *rs = ep->srq ? &ep->srq->slots : &ep->rslots;
 	it_all_dto_cmpl_event_t *d = &ev->all_dto_cmpl;
 	it_dto_cookie_t cookie;
 	uint32_t slot;
 
-	if (!rslots_put(rs, wc->wr_id, &cookie, &slot))
+	if (!(ep->srq ? srq_take(ep, wc->wr_id, &cookie, &slot) :
+			rq_take(ep, wc->wr_id & ~ITAPI_WRID_RECV, &cookie,
+				&slot)))
 		return CORE_EVD_SKIP;
 	d->evd = (it_evd_handle_t)evd;
 	d->ep = (it_ep_handle_t)ep;

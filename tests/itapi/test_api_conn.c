@@ -469,6 +469,67 @@ Test(itapi_conn, free_connected_endpoint, .init = setup, .fini = teardown)
 	cr_assert_eq(ep_state(c.b), IT_EP_STATE_UNCONNECTED);
 }
 
+/*
+ * A reset retires the receives posted before it: their completions, still
+ * in the CQ, never surface, the queue holds its full depth again, and the
+ * receives posted after it complete with their own cookies.
+ */
+Test(itapi_conn, reset_retires_posted_receives, .init = setup, .fini = teardown)
+{
+	struct tapi_buf src, dst;
+	it_lmr_triplet_t seg;
+	struct tapi_conn c;
+	it_ep_param_t p;
+	it_ep_handle_t a2;
+	it_event_t ev;
+	size_t i, depth;
+
+	tapi_connect(&t, &c, false);
+	tapi_buf_make(&t, &src, 8, IT_PRIV_LOCAL);
+	tapi_buf_make(&t, &dst, 8, IT_PRIV_LOCAL);
+	for (i = 0; i < 3; i++)
+		tapi_post_recv(c.b, &dst, 0, 8, 100 + i);
+	cr_assert_eq(it_ep_free(c.a), IT_SUCCESS);
+	tapi_wait(t.cmsg, IT_CM_MSG_CONN_DISCONNECT_EVENT, &ev);
+	cr_assert_eq(ev.conn.ep, c.b);
+	/* the flushed receives are not taken before the reset */
+	cr_assert_eq(it_ep_reset(c.b), IT_SUCCESS);
+	cr_assert_eq(it_evd_dequeue(t.rq, &ev), IT_ERR_QUEUE_EMPTY);
+
+	cr_assert_eq(it_ep_query(c.b, IT_EP_PARAM_MAX_RECV_DTO, &p),
+		     IT_SUCCESS);
+	depth = p.attr.max_recv_dtos;
+	cr_assert_geq(depth, 3);
+	seg = tapi_seg(&dst, 0, 8);
+	for (i = 0; i < depth; i++)
+		cr_assert_eq(it_post_recv(c.b, &seg, 1, 200 + i, 0), IT_SUCCESS,
+			     "receive %zu of %zu", i, depth);
+	cr_assert_eq(it_post_recv(c.b, &seg, 1, 999, 0), IT_ERR_TOO_MANY_POSTS);
+
+	/* connected again, the first receive after the reset takes the
+	 * first message */
+	a2 = tapi_rc_ep(&t);
+	cr_assert_eq(it_ep_connect(a2, &c.path, NULL, &c.conn_qual,
+				   IT_CONNECT_FLAG_TWO_WAY, NULL, 0),
+		     IT_SUCCESS);
+	tapi_wait(t.creq, IT_CM_REQ_CONN_REQUEST_EVENT, &ev);
+	cr_assert_eq(it_ep_accept(c.b, ev.conn_req.cn_est_id, NULL, 0),
+		     IT_SUCCESS);
+	tapi_wait(t.cmsg, IT_CM_MSG_CONN_ESTABLISHED_EVENT, NULL);
+	tapi_wait(t.cmsg, IT_CM_MSG_CONN_ESTABLISHED_EVENT, NULL);
+	seg = tapi_seg(&src, 0, 8);
+	for (i = 0; i < 2; i++)
+		cr_assert_eq(it_post_send(a2, &seg, 1, i, 0), IT_SUCCESS);
+	for (i = 0; i < 2; i++) {
+		tapi_wait(t.rq, IT_DTO_RC_RECV_CMPL_EVENT, &ev);
+		cr_assert_eq(ev.dto_cmpl.ep, c.b);
+		cr_assert_eq(ev.dto_cmpl.dto_status, IT_DTO_SUCCESS);
+		cr_assert_eq(ev.dto_cmpl.cookie, 200 + i);
+	}
+	/* a completion frees its place in the queue */
+	cr_assert_eq(it_post_recv(c.b, &seg, 1, 300, 0), IT_SUCCESS);
+}
+
 Test(itapi_conn, service_id_conn_qual, .init = setup, .fini = teardown)
 {
 	it_ep_handle_t a = tapi_rc_ep(&t), b = tapi_rc_ep(&t);

@@ -238,42 +238,65 @@ static COLD it_status_t segs_refused(const char *fn,
 }
 
 /*
+ * One segment's SGE: false if its LMR is no linked LMR or it is too long.
+ * *in is cleared unless the segment lies inside its LMR and that LMR is
+ * of pz (local: a device's check of an inline payload's lkey).
+ */
+static HOT_INLINE bool seg_to_sge(const it_lmr_triplet_t *seg,
+				  const struct itapi_pz *pz, bool local,
+				  struct openrdma_sge *sge, bool *in)
+{
+	const struct itapi_lmr *lmr = (const struct itapi_lmr *)seg->lmr;
+	uint64_t base, start, off;
+
+	if (!itapi_valid(lmr, IT_HANDLE_TYPE_LMR) || !lmr->mr ||
+	    seg->length > UINT32_MAX)
+		return false;
+	base = (uint64_t)(uintptr_t)lmr->addr;
+	start = lmr->addr_mode == IT_ADDR_MODE_RELATIVE ?
+			base + seg->addr.rel :
+			(uint64_t)(uintptr_t)seg->addr.abs;
+	sge->addr = start;
+	sge->length = (uint32_t)seg->length;
+	sge->lkey = lmr->mr->lkey;
+	/* inside: start - base wraps past the length if below base */
+	off = start - base;
+	if (local && (lmr->pz != pz || off > lmr->length ||
+		      seg->length > lmr->length - off))
+		*in = false;
+	return true;
+}
+
+/*
  * The SGEs of num segments (at most max); *total is their length.  With
  * local set, *local tells whether every segment lies inside its LMR and
  * that LMR is of pz, as a device would have checked an inline payload's
- * lkey: one look at each LMR serves both.
+ * lkey: one look at each LMR serves both.  One segment, the common case,
+ * goes without the loop.
  */
-static inline it_status_t segs_to_sges(const char *fn,
-				       const it_lmr_triplet_t *segs, size_t num,
-				       size_t max, const struct itapi_pz *pz,
-				       struct openrdma_sge *sge,
-				       uint64_t *total, bool *local)
+static HOT_INLINE it_status_t segs_to_sges(const char *fn,
+					   const it_lmr_triplet_t *segs,
+					   size_t num, size_t max,
+					   const struct itapi_pz *pz,
+					   struct openrdma_sge *sge,
+					   uint64_t *total, bool *local)
 {
-	const struct itapi_lmr *lmr;
-	uint64_t len = 0, base, start, off;
+	uint64_t len = 0;
 	bool in = true;
 	size_t i;
 
-	if (num > max || num > ITAPI_MAX_SGE || (num && !segs))
-		goto refused;
-	for (i = 0; i < num; i++) {
-		lmr = (const struct itapi_lmr *)segs[i].lmr;
-		if (!itapi_valid(lmr, IT_HANDLE_TYPE_LMR) || !lmr->mr ||
-		    segs[i].length > UINT32_MAX)
+	if (num == 1 && max && segs) {
+		if (!seg_to_sge(segs, pz, local, sge, &in))
 			goto refused;
-		base = (uint64_t)(uintptr_t)lmr->addr;
-		start = lmr->addr_mode == IT_ADDR_MODE_RELATIVE ?
-				base + segs[i].addr.rel :
-				(uint64_t)(uintptr_t)segs[i].addr.abs;
-		sge[i].addr = start;
-		sge[i].length = (uint32_t)segs[i].length;
-		sge[i].lkey = lmr->mr->lkey;
-		len += segs[i].length;
-		/* inside: start - base wraps past the length if below base */
-		off = start - base;
-		if (local && (lmr->pz != pz || off > lmr->length ||
-			      segs[i].length > lmr->length - off))
-			in = false;
+		len = segs->length;
+	} else {
+		if (num > max || num > ITAPI_MAX_SGE || (num && !segs))
+			goto refused;
+		for (i = 0; i < num; i++) {
+			if (!seg_to_sge(&segs[i], pz, local, &sge[i], &in))
+				goto refused;
+			len += segs[i].length;
+		}
 	}
 	*total = len;
 	if (local)
@@ -361,7 +384,7 @@ static inline bool opcode_inlines(enum openrdma_wr_opcode opcode)
  * payload fits and a device would have accepted its segments' lkeys (a
  * device does not check an inline payload's).
  */
-static inline it_status_t
+static HOT_INLINE it_status_t
 post_segs(const char *fn, it_ep_handle_t ep_handle,
 	  it_transport_service_type_t service, struct openrdma_send_wr *wr,
 	  const it_lmr_triplet_t *segs, size_t num, size_t max_segs,

@@ -53,7 +53,7 @@ AB_ITERS=${AB_ITERS:-200}
 BIN=$BUILD/.libs/openrdma-perf
 ITPP=$BUILD/examples/.libs/it_pingpong
 INFO=$BUILD/registry/.libs/openrdma-info
-AB=$BUILD/tests/transports/verbs/.libs/pingpong_ab
+AB=$BUILD/tests/transports/verbs/pingpong_ab
 LIB=$BUILD/.libs
 
 fatal_skip() {

@@ -321,6 +321,12 @@ static inline bool core_evd_cq_take_one(struct core_evd *evd, void *rec)
 	return false;
 }
 
+/* Fed by CQs in pull mode: its consumers poll the CQs.  Lock held. */
+static inline bool evd_pulls(const struct core_evd *evd)
+{
+	return evd->cqs && !evd->chan_watch;
+}
+
 /*
  * Whether a take may convert the next CQ completion straight into the
  * caller's record: nothing queued ahead of it, no overflow to report
@@ -329,8 +335,7 @@ static inline bool core_evd_cq_take_one(struct core_evd *evd, void *rec)
  */
 static inline bool evd_direct_ok(const struct core_evd *evd)
 {
-	return evd->cqs && !evd->chan_watch && evd_count(evd) == 0 &&
-	       !evd->overflowed;
+	return evd_pulls(evd) && evd_count(evd) == 0 && !evd->overflowed;
 }
 
 /*

@@ -93,6 +93,13 @@ wait_direct(struct core_evd *evd, void *rec, bool count)
 	return true;
 }
 
+/* A live, waitable EVD whose waiter may take straight from the CQ
+ * (evd_direct_ok).  Lock held. */
+static inline bool wait_direct_ok(const struct core_evd *evd)
+{
+	return !evd->dead && evd->waitable && evd_direct_ok(evd);
+}
+
 /*
  * One look of a waiter: wait_ready()'s, except that a direct waiter
  * (rec set: one record wanted) takes a completion straight into rec (2).
@@ -100,7 +107,7 @@ wait_direct(struct core_evd *evd, void *rec, bool count)
  */
 static int wait_look(struct core_evd *evd, size_t thr, void *rec, bool count)
 {
-	if (!rec || evd->dead || !evd->waitable || !evd_direct_ok(evd))
+	if (!rec || !wait_direct_ok(evd))
 		return wait_ready(evd, thr);
 	if (wait_direct(evd, rec, count))
 		return 2;
@@ -130,7 +137,7 @@ static int wait_sleep(struct core_evd *evd, size_t thr, int64_t deadline)
 {
 	struct pollfd pfd[2] = { { .fd = -1 }, { .fd = -1 } };
 	struct timespec ts, *tsp = NULL;
-	bool chan = evd->cqs && !evd->chan_watch;
+	bool chan = evd_pulls(evd);
 	unsigned int seq;
 	int64_t left;
 	int ret;
@@ -188,29 +195,28 @@ static int wait_sleep(struct core_evd *evd, size_t thr, int64_t deadline)
  */
 static bool spin_keeps_lock(struct core_evd *evd)
 {
-	return evd->cqs && !evd->chan_watch &&
-	       !evd_mutex_contended(&evd->lock) && !evd->ovf_report &&
-	       !evd->wake_pending;
+	return evd_pulls(evd) && !evd_mutex_contended(&evd->lock) &&
+	       !evd->ovf_report && !evd->wake_pending;
 }
 
 /*
  * Looks of a direct waiter (one record wanted, into rec) while it keeps
- * the lock: nothing but the CQ changes meanwhile, so each look is a poll
- * of the CQ and no more, as a verbs program's.  Stops short of the turn
- * that reads the clock.  True once a completion went into rec.  Lock
- * held.
+ * the lock (spin_keeps_lock(), true on entry): nothing but the CQ and the
+ * lock's word changes meanwhile, so each look is a poll of the CQ and a
+ * glance at the word, as a verbs program's.  Stops short of the turn that
+ * reads the clock.  True once a completion went into rec.  Lock held.
  */
 static bool spin_direct(struct core_evd *evd, void *rec, unsigned int *turns)
 {
-	if (evd->dead || !evd->waitable || !evd_direct_ok(evd))
+	if (!wait_direct_ok(evd))
 		return false;
-	while ((*turns + 1) % SPIN_CLOCK_TURNS && spin_keeps_lock(evd)) {
+	while ((*turns + 1) % SPIN_CLOCK_TURNS &&
+	       !evd_mutex_contended(&evd->lock)) {
 		(*turns)++;
-		if (core_evd_cq_take_one(evd, rec)) {
-			evd_direct_taken(evd);
+		if (wait_direct(evd, rec, false))
 			return true;
-		}
-		/* a poll that failed marked the EVD (overrun) */
+		/* a poll that failed marked the EVD (overrun): its report
+		 * is due at unlock */
 		if (evd->overflowed)
 			break;
 	}
@@ -229,7 +235,7 @@ static bool spin_direct(struct core_evd *evd, void *rec, unsigned int *turns)
 static bool spin_turn(struct core_evd *evd, size_t thr, void *rec,
 		      unsigned int *turns)
 {
-	bool pull = evd->cqs && !evd->chan_watch;
+	bool pull = evd_pulls(evd);
 
 	if (spin_keeps_lock(evd))
 		return rec && spin_direct(evd, rec, turns);
@@ -439,7 +445,7 @@ int core_evd_wait(struct core_evd *evd, uint64_t timeout_us, size_t threshold,
 		core_evd_unlock(evd);
 		return ret;
 	}
-	if (thr == 1 && !evd->dead && evd->waitable && evd_direct_ok(evd)) {
+	if (thr == 1 && wait_direct_ok(evd)) {
 		/*
 		 * The first look: a completion there goes straight to rec,
 		 * with no ring and no clock.  nmore counts what a pull

@@ -107,9 +107,14 @@ static inline int rslots_get(struct itapi_rslots *rs, it_dto_cookie_t cookie,
 	return 0;
 }
 
-/* Frees the slot of wr_id: false (and nothing freed) if it is not taken. */
-static inline bool rslots_put(struct itapi_rslots *rs, uint64_t wr_id,
-			      it_dto_cookie_t *cookie_out, uint32_t *slot_out)
+/*
+ * Frees the slot of wr_id: false (and nothing freed) if it is not taken.
+ * SRQs only, out of line: the converter's path is an endpoint's ring.
+ */
+static __attribute__((noinline)) bool rslots_put(struct itapi_rslots *rs,
+						 uint64_t wr_id,
+						 it_dto_cookie_t *cookie_out,
+						 uint32_t *slot_out)
 {
 	uint32_t slot = (uint32_t)wr_id;
 	bool ok;
@@ -286,14 +291,15 @@ static HOT_INLINE it_status_t segs_to_sges(const char *fn,
 	size_t i;
 
 	if (num == 1 && max && segs) {
-		if (!seg_to_sge(segs, pz, local, sge, &in))
+		if (!seg_to_sge(segs, pz, local != NULL, sge, &in))
 			goto refused;
 		len = segs->length;
 	} else {
 		if (num > max || num > ITAPI_MAX_SGE || (num && !segs))
 			goto refused;
 		for (i = 0; i < num; i++) {
-			if (!seg_to_sge(&segs[i], pz, local, &sge[i], &in))
+			if (!seg_to_sge(&segs[i], pz, local != NULL, &sge[i],
+					&in))
 				goto refused;
 			len += segs[i].length;
 		}
@@ -948,15 +954,6 @@ static inline bool rq_take(struct itapi_ep *ep, uint64_t seq,
 	return ring_retire(&ep->rtail, seq);
 }
 
-/* rslots_put() for recv_convert(), out of the way of the ring's path. */
-static __attribute__((noinline)) bool srq_take(struct itapi_ep *ep,
-					       uint64_t wr_id,
-					       it_dto_cookie_t *cookie,
-					       uint32_t *slot)
-{
-	return rslots_put(&ep->srq->slots, wr_id, cookie, slot);
-}
-
 static inline int recv_convert(struct itapi_evd *evd, struct itapi_ep *ep,
 			       const struct openrdma_wc *wc, it_event_t *ev)
 {
@@ -964,7 +961,7 @@ static inline int recv_convert(struct itapi_evd *evd, struct itapi_ep *ep,
 	it_dto_cookie_t cookie;
 	uint32_t slot;
 
-	if (!(ep->srq ? srq_take(ep, wc->wr_id, &cookie, &slot) :
+	if (!(ep->srq ? rslots_put(&ep->srq->slots, wc->wr_id, &cookie, &slot) :
 			rq_take(ep, wc->wr_id & ~ITAPI_WRID_RECV, &cookie,
 				&slot)))
 		return CORE_EVD_SKIP;

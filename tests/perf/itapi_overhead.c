@@ -9,7 +9,7 @@
  * On self0 a send completes within its post, so every wait finds its
  * completion at its first look; elsewhere waits also spin.
  *
- *   itapi_overhead [-d interface] [-p port] [-n round trips]
+ *   itapi_overhead [-d interface] [-p port] [-n round trips] [-s 1..8]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,10 +88,8 @@ int main(int argc, char **argv)
 	struct end srv, cli;
 	unsigned int i;
 
-	o.local = true;
 	if (itx_parse(argc, argv, &o))
 		return 2;
-	o.size = 8;
 	end_open(&srv, &o);
 	end_open(&cli, &o);
 	connect_ends(&srv, &cli, &o);

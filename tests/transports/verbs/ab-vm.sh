@@ -51,7 +51,7 @@ for ((p = 1; p <= pairs; p++)); do
 		one "$b" B && one "$a" A
 	fi
 done > "$out"
-awk -v pairs="$pairs" '
+awk '
 	{ c[$1] += $2; i[$1] += $3; n[$1]++; v[$1, n[$1]] = $3 }
 	END {
 		if (!n["A"] || !n["B"]) { print "ab-vm: no runs"; exit 1 }

@@ -29,6 +29,8 @@
 
 static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
 static int64_t spin_ns;
+/* 0 until spin_init() ran, then 1 + whether waiters spin */
+static atomic_int spin_state;
 
 /* free() waits here for the waiter it woke to leave */
 static pthread_mutex_t gone_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -45,6 +47,20 @@ static void spin_init(void)
 	if (us < 0)
 		us = 0;
 	spin_ns = us * 1000;
+	atomic_store_explicit(&spin_state, spin_ns > 0 ? 2 : 1,
+			      memory_order_release);
+}
+
+/* Whether waiters spin (evd_spin_us): a load once the param was read. */
+static inline bool spin_enabled(void)
+{
+	int state = atomic_load_explicit(&spin_state, memory_order_acquire);
+
+	if (__builtin_expect(!state, 0)) {
+		pthread_once(&spin_once, spin_init);
+		state = atomic_load_explicit(&spin_state, memory_order_acquire);
+	}
+	return state == 2;
 }
 
 static int64_t now_ns(void)
@@ -206,7 +222,8 @@ static bool spin_keeps_lock(struct core_evd *evd)
  * glance at the word, as a verbs program's.  Stops short of the turn that
  * reads the clock.  True once a completion went into rec.  Lock held.
  */
-static bool spin_direct(struct core_evd *evd, void *rec, unsigned int *turns)
+static __attribute__((noinline)) bool
+spin_direct(struct core_evd *evd, void *rec, unsigned int *turns)
 {
 	if (!wait_direct_ok(evd))
 		return false;
@@ -224,32 +241,6 @@ static bool spin_direct(struct core_evd *evd, void *rec, unsigned int *turns)
 }
 
 /*
- * Between two looks of a spinning waiter; true if a direct waiter (rec
- * set) took a completion meanwhile.  A waiter that pulls from CQs looks
- * again at once, as a verbs program polls: a pause is where a virtual CPU
- * may leave the guest (pause-loop exiting; an emulated one leaves its
- * translated code), and what that costs is added to the completion it
- * waits for.  A waiter whose producers push (nothing to pull) watches the
- * count, pausing, instead of the lock.  Lock held.
- */
-static bool spin_turn(struct core_evd *evd, size_t thr, void *rec,
-		      unsigned int *turns)
-{
-	bool pull = evd_pulls(evd);
-
-	if (spin_keeps_lock(evd))
-		return rec && spin_direct(evd, rec, turns);
-	core_evd_unlock(evd);
-	while (!pull && evd_count(evd) < thr &&
-	       (*turns + 1) % SPIN_CLOCK_TURNS) {
-		(*turns)++;
-		core_cpu_relax();
-	}
-	core_evd_lock(evd);
-	return false;
-}
-
-/*
  * Registers the one waiter before it first drops the lock; the caller
  * checked that there was none.  Lock held.
  */
@@ -263,27 +254,52 @@ static void waiter_enter(struct core_evd *evd, bool *entered)
 }
 
 /*
+ * Between two looks of a spinning waiter; true if a direct waiter (rec
+ * set) took a completion meanwhile.  A waiter that pulls from CQs looks
+ * again at once, as a verbs program polls: a pause is where a virtual CPU
+ * may leave the guest (pause-loop exiting; an emulated one leaves its
+ * translated code), and what that costs is added to the completion it
+ * waits for.  A waiter whose producers push (nothing to pull) watches the
+ * count, pausing, instead of the lock.  Lock held.
+ */
+static bool spin_turn(struct core_evd *evd, size_t thr, void *rec,
+		      unsigned int *turns, bool *entered)
+{
+	bool pull = evd_pulls(evd);
+
+	if (spin_keeps_lock(evd))
+		return rec && spin_direct(evd, rec, turns);
+	waiter_enter(evd, entered);
+	core_evd_unlock(evd);
+	while (!pull && evd_count(evd) < thr &&
+	       (*turns + 1) % SPIN_CLOCK_TURNS) {
+		(*turns)++;
+		core_cpu_relax();
+	}
+	core_evd_lock(evd);
+	return false;
+}
+
+/*
  * Returns 0 once the condition holds, 1 once a completion went straight
  * into direct (a wait for one record: wait_look(), spin_turn()), the
- * waiter registered (*entered) if it had to wait; looked: the caller's
- * direct pull just found nothing, which stands for the first look.  Lock
- * held.  *deadline is 0 until the clock is first read: by a spinning
- * waiter once in SPIN_CLOCK_TURNS failed looks, by a sleeping one before
- * it sleeps.  In some virtual machines a clock read is a system call that
- * reads an emulated timer, far more than a look; a spinning wait's
- * deadline thus starts up to SPIN_CLOCK_TURNS looks late.
+ * waiter registered (*entered) once it dropped the lock; looked: the
+ * caller's direct pull just found nothing, which stands for the first
+ * look, and turns is how many looks of a spin it made since.  Lock held.
+ * *deadline is 0 until the clock is first read: by a spinning waiter once
+ * in SPIN_CLOCK_TURNS failed looks, by a sleeping one before it sleeps.
+ * In some virtual machines a clock read is a system call that reads an
+ * emulated timer, far more than a look; a spinning wait's deadline thus
+ * starts up to SPIN_CLOCK_TURNS looks late.
  */
 static int wait_block(struct core_evd *evd, size_t thr, uint64_t timeout_us,
-		      void *direct, bool count, bool looked, int64_t *deadline,
-		      bool *entered)
+		      void *direct, bool count, bool looked, unsigned int turns,
+		      int64_t *deadline, bool *entered)
 {
 	int64_t spin_end = 0, t;
-	unsigned int turns = 0;
-	bool spin;
+	bool spin = spin_enabled();
 	int ret;
 
-	pthread_once(&spin_once, spin_init);
-	spin = spin_ns > 0;
 	for (;;) {
 		/* a direct pull that found nothing was the first look; the
 		 * ring is still empty, and only an overrun it met is new */
@@ -295,9 +311,9 @@ static int wait_block(struct core_evd *evd, size_t thr, uint64_t timeout_us,
 		if (!timeout_us)
 			return -OPENRDMA_ETIMEDOUT;
 		if (spin && ++turns % SPIN_CLOCK_TURNS) {
-			waiter_enter(evd, entered);
 			/* a take that counts what is behind pulls (wait_look) */
-			if (spin_turn(evd, thr, count ? NULL : direct, &turns))
+			if (spin_turn(evd, thr, count ? NULL : direct, &turns,
+				      entered))
 				return 1;
 			continue;
 		}
@@ -367,7 +383,7 @@ static __attribute__((noinline)) int aevd_wait(struct core_evd *aevd,
 	/* the take below drops the lock: be the waiter throughout */
 	waiter_enter(aevd, &entered);
 	for (;;) {
-		ret = wait_block(aevd, 1, timeout_us, NULL, false, false,
+		ret = wait_block(aevd, 1, timeout_us, NULL, false, false, 0,
 				 &deadline, &entered);
 		if (ret)
 			break;
@@ -403,14 +419,28 @@ static __attribute__((noinline)) int wait_on(struct core_evd *evd,
 					     bool looked, void *rec,
 					     size_t *nmore_out)
 {
+	unsigned int turns = 0;
 	int64_t deadline = 0;
 	bool entered = false;
 	int ret;
 
+	/*
+	 * A spinning waiter for one record, which counts nothing behind
+	 * it, polls the CQ right here while it keeps the lock, so that the
+	 * completion it waits for returns at once, without the waiter's
+	 * registration; wait_block() goes on from where it stopped
+	 * (another thread asked for the lock, the clock is due, an
+	 * overrun).
+	 */
+	if (looked && !nmore_out && timeout_us && spin_enabled() &&
+	    spin_keeps_lock(evd) && spin_direct(evd, rec, &turns)) {
+		core_evd_unlock(evd);
+		return 0;
+	}
 	/* a spinning or woken waiter for one record takes it as the first
 	 * look does, straight from the CQ */
 	ret = wait_block(evd, thr, timeout_us, thr == 1 ? rec : NULL,
-			 nmore_out != NULL, looked, &deadline, &entered);
+			 nmore_out != NULL, looked, turns, &deadline, &entered);
 	if (ret == 1) {
 		ret = 0;
 		if (nmore_out)

@@ -56,17 +56,23 @@ struct sw_keymap {
 };
 
 /*
- * A thread's last lookups, one per key slot: a check of a key the thread
- * looked up before, with nothing changed in its map since, takes no lock.
- * Generations start apart for every map, so that a map made where a
- * freed one was never matches the freed one's copies.
+ * A thread's last lookups: a check of a key the thread looked up before,
+ * with nothing changed in its map since, takes no lock.  Each set has two
+ * ways, filled by turns, so that two keys a thread uses by turns (a
+ * receive buffer and a target of writes, or the memory of two devices)
+ * both stay whatever their random indexes.  Generations start apart for
+ * every map, so that a map made where a freed one was never matches the
+ * freed one's copies.
  */
-#define KEY_CACHE 4
-static __thread struct {
+struct key_copy {
 	const struct sw_keymap *map;
 	uint64_t gen;
 	struct key_entry e;
-} key_cache[KEY_CACHE];
+};
+static __thread struct {
+	struct key_copy way[2];
+	unsigned int fill; /* the way the next miss fills */
+} key_cache[SW_KEY_CACHE_SETS];
 static _Atomic uint64_t map_gens;
 
 static void write_begin(struct sw_keymap *map)
@@ -360,21 +366,26 @@ enum openrdma_wc_status sw_keymap_check(struct sw_keymap *map, uint32_t key,
 					struct sw_mem *out)
 {
 	uint64_t gen = atomic_load_explicit(&map->gen, memory_order_acquire);
-	unsigned int slot = SW_KEY_INDEX(key) % KEY_CACHE;
+	unsigned int set = SW_KEY_CACHE_SET(key), w;
 	enum openrdma_wc_status status;
+	struct key_copy *copy;
 	struct key_entry *e;
 
-	if (key_cache[slot].map == map && key_cache[slot].gen == gen &&
-	    key_cache[slot].e.key == key)
-		return check(&key_cache[slot].e, pd, addr, len, required, out);
+	for (w = 0; w < 2; w++) {
+		copy = &key_cache[set].way[w];
+		if (copy->map == map && copy->gen == gen && copy->e.key == key)
+			return check(&copy->e, pd, addr, len, required, out);
+	}
 	pthread_rwlock_rdlock(&map->lock);
 	e = find_key(map, key);
 	if (e) {
+		copy = &key_cache[set].way[key_cache[set].fill];
+		key_cache[set].fill ^= 1;
 		/* writers are out: the generation is the entry's */
-		key_cache[slot].map = map;
-		key_cache[slot].gen =
+		copy->map = map;
+		copy->gen =
 			atomic_load_explicit(&map->gen, memory_order_relaxed);
-		key_cache[slot].e = *e;
+		copy->e = *e;
 	}
 	status = check(e, pd, addr, len, required, out);
 	pthread_rwlock_unlock(&map->lock);

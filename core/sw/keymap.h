@@ -27,6 +27,9 @@ enum sw_key_type {
 };
 
 #define SW_KEY_INDEX(key) ((key) >> 8)
+/* A thread's cached lookups: sets, picked by the key's index, of two. */
+#define SW_KEY_CACHE_SETS 4
+#define SW_KEY_CACHE_SET(key) (SW_KEY_INDEX(key) % SW_KEY_CACHE_SETS)
 
 /* What sw_keymap_add() registers. */
 struct sw_key_attr {

@@ -540,3 +540,74 @@ Test(keymap, checks_see_every_change_after_a_cached_one)
 	cr_assert_eq(check(mr, &pd_a, va(0), 8, OPENRDMA_ACCESS_LOCAL_WRITE),
 		     OPENRDMA_WC_LOC_PROT_ERR);
 }
+
+/* A key of a new MR whose cache set is set's (UINT32_MAX: any). */
+static uint32_t add_mr_in_set(unsigned int set, size_t off)
+{
+	uint32_t key;
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		key = add_mr(&pd_a, buf + off, 256,
+			     OPENRDMA_ACCESS_LOCAL_WRITE |
+				     OPENRDMA_ACCESS_REMOTE_READ);
+		if (set == UINT32_MAX || SW_KEY_CACHE_SET(key) == set)
+			return key;
+		cr_assert_eq(sw_keymap_remove(map, key), 0);
+	}
+	cr_assert_fail("no key in cache set %u in 1000 tries", set);
+	return 0;
+}
+
+/* A remote read of len bytes at buf + off through key, on pd_a. */
+static enum openrdma_wc_status read_at(uint32_t key, size_t off, uint64_t len)
+{
+	return check(key, &pd_a, va(off), len, OPENRDMA_ACCESS_REMOTE_READ);
+}
+
+/*
+ * Keys that share a set of the thread's cache, used by turns: each check
+ * sees its own key's entry and every change made since, with two and
+ * with three keys to a set of two ways.
+ */
+Test(keymap, keys_of_one_cache_set_see_their_own_changes)
+{
+	uint32_t a = add_mr_in_set(UINT32_MAX, 0);
+	uint32_t b = add_mr_in_set(SW_KEY_CACHE_SET(a), 512);
+	uint32_t c = add_mr_in_set(SW_KEY_CACHE_SET(a), 1024);
+	struct change_arg ch = {
+		.key = a,
+		.attr = { .type = SW_KEY_MR,
+			  .va = va(2048),
+			  .length = 64,
+			  .access = OPENRDMA_ACCESS_REMOTE_READ,
+			  .pd = &pd_a },
+	};
+	pthread_t t;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		cr_assert_eq(read_at(a, 0, 256), OPENRDMA_WC_SUCCESS);
+		cr_assert_eq(read_at(b, 512, 256), OPENRDMA_WC_SUCCESS);
+		/* each key's own range, not the other's */
+		cr_assert_eq(read_at(b, 0, 8), OPENRDMA_WC_REM_ACCESS_ERR);
+	}
+	/* a moved by another thread: its old range is gone, b's stays */
+	cr_assert_eq(pthread_create(&t, NULL, modify_elsewhere, &ch), 0);
+	pthread_join(t, NULL);
+	cr_assert_eq(read_at(a, 0, 8), OPENRDMA_WC_REM_ACCESS_ERR);
+	cr_assert_eq(read_at(a, 2048, 64), OPENRDMA_WC_SUCCESS);
+	cr_assert_eq(read_at(b, 512, 256), OPENRDMA_WC_SUCCESS);
+	/* three keys to the set's two ways, by turns */
+	for (i = 0; i < 4; i++) {
+		cr_assert_eq(read_at(c, 1024, 256), OPENRDMA_WC_SUCCESS);
+		cr_assert_eq(read_at(a, 2048, 64), OPENRDMA_WC_SUCCESS);
+		cr_assert_eq(read_at(b, 512, 256), OPENRDMA_WC_SUCCESS);
+	}
+	/* b removed while cached: its key names nothing, the others stay */
+	cr_assert_eq(sw_keymap_remove(map, b), 0);
+	cr_assert_eq(check(b, &pd_a, va(512), 8, OPENRDMA_ACCESS_LOCAL_WRITE),
+		     OPENRDMA_WC_LOC_PROT_ERR);
+	cr_assert_eq(read_at(a, 2048, 8), OPENRDMA_WC_SUCCESS);
+	cr_assert_eq(read_at(c, 1024, 8), OPENRDMA_WC_SUCCESS);
+}

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openrdma/log.h>
 
@@ -223,6 +224,27 @@ static void ack_flush(struct tcp_conn *conn)
 	}
 }
 
+/* How long a QP that goes away waits for its last word to reach the
+ * socket, which a peer that reads nothing may never let it. */
+#define LAST_WORD_NS (1000 * 1000 * 1000ull)
+
+/*
+ * The DISCONNECT or REJECT queued on conn (its bye) goes to the socket
+ * before the connection ends: the end drops what is still queued, behind
+ * a large transfer say, and a peer that then reads our end without it
+ * reports its connection broken, not disconnected.
+ */
+static void last_word_flush(struct tcp_conn *conn)
+{
+	uint64_t end = tcp_now() + LAST_WORD_NS;
+
+	while (!__atomic_load_n(&conn->shut, __ATOMIC_RELAXED) &&
+	       atomic_load(&conn->state) == TCP_CONN_OPEN && tcp_now() < end) {
+		tcp_tx_kick(conn);
+		usleep(100);
+	}
+}
+
 /*
  * Closes the QP's connections and waits until they are gone, so that no
  * thread touches the QP through them any more (reset, destroy).
@@ -245,9 +267,11 @@ static void qp_unlink(struct tcp_qp *qp)
 	for (i = 0; i < 2; i++) {
 		if (!conn[i])
 			continue;
-		/* after a DISCONNECT went out, the peer just reads to the end */
+		/* once the DISCONNECT went out, the peer reads to the end */
 		bye = atomic_load(&conn[i]->bye);
-		if (!bye)
+		if (bye)
+			last_word_flush(conn[i]);
+		else
 			ack_flush(conn[i]);
 		tcp_conn_close(conn[i], -OPENRDMA_ECONNABORTED, !bye);
 		wait_closed(conn[i]);

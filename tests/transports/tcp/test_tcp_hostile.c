@@ -6,6 +6,8 @@
  * untouched, floods of connections are bounded, and the process goes on.
  */
 #include <arpa/inet.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -672,5 +674,88 @@ Test(tcp_hostile, backlog_rejects_extra_requests)
 		cr_assert_eq(openrdma_cm_id_destroy(req[i]), 0);
 	for (i = 0; i < CLIENTS; i++)
 		tt_close(&c[i]);
+	tt_close(&t);
+}
+
+static void *destroy_qp(void *arg)
+{
+	struct tt_side *t = arg;
+
+	cr_assert_eq(openrdma_cm_id_destroy(t->id), 0);
+	t->id = NULL;
+	cr_assert_eq(openrdma_qp_destroy(t->qp), 0);
+	t->qp = NULL;
+	return NULL;
+}
+
+/*
+ * A DISCONNECT queued behind a transfer the peer has not read yet still
+ * goes out when the QP is destroyed at once: the peer, reading a moment
+ * later, finds the transfer, the DISCONNECT and then the end, not an end
+ * without it (which it would report as a broken connection).
+ */
+Test(tcp_hostile, disconnect_behind_a_transfer_goes_out, .timeout = 60)
+{
+	struct openrdma_cm_event *ev;
+	struct sockaddr_storage ss;
+	bool disconnected = false;
+	struct tcp_frame f;
+	size_t cap = BIG + (1u << 20), have = 0, pos = 0;
+	struct tt_side t;
+	uint64_t written = 0;
+	uint8_t *all;
+	pthread_t tid;
+	ssize_t n;
+	int fd, hlen;
+
+	tt_open(&t, "tcp0", BIG, OPENRDMA_ACCESS_LOCAL_WRITE, FILL);
+	listener(&t, 4, &ss);
+	fd = tt_raw_connect(&ss);
+	memset(&f, 0, sizeof(f));
+	f.opcode = TCP_OP_CONNECT;
+	f.src_qpn = 9;
+	tt_raw_frame(fd, &f, NULL);
+	ev = tt_cm_expect(&t, OPENRDMA_CM_EVENT_CONNECT_REQUEST, TT_TIMEOUT_MS);
+	t.id = ev->id;
+	openrdma_cm_event_ack(ev);
+	tt_qp(&t, OPENRDMA_QPT_RC);
+	cr_assert_eq(openrdma_cm_accept(t.id, t.qp, NULL), 0);
+	memset(&f, 0, sizeof(f));
+	f.opcode = TCP_OP_RTU;
+	tt_raw_frame(fd, &f, NULL);
+	ev = tt_cm_expect(&t, OPENRDMA_CM_EVENT_ESTABLISHED, TT_TIMEOUT_MS);
+	openrdma_cm_event_ack(ev);
+
+	/* more than the sockets hold while the peer reads nothing */
+	tt_post(&t, OPENRDMA_WR_RDMA_WRITE, 1, 0, BIG, 0x1000, 0x4242);
+	usleep(100 * 1000);
+	cr_assert_eq(openrdma_cm_disconnect(t.id, NULL, 0), 0);
+	ev = tt_cm_expect(&t, OPENRDMA_CM_EVENT_DISCONNECTED, TT_TIMEOUT_MS);
+	openrdma_cm_event_ack(ev);
+	cr_assert_eq(pthread_create(&tid, NULL, destroy_qp, &t), 0);
+	usleep(100 * 1000);
+
+	/* all of it to the end, in large reads (valgrind runs this too) */
+	all = malloc(cap);
+	cr_assert_not_null(all);
+	while ((n = recv(fd, all + have, cap - have, 0)) > 0)
+		have += (size_t)n;
+	pthread_join(tid, NULL);
+	cr_assert_eq(n, 0, "no clean end (%zd): %s", n, strerror(errno));
+	while (pos < have) {
+		hlen = tcp_frame_parse(all + pos, have - pos, &f, NULL);
+		cr_assert_gt(hlen, 0, "a frame cut or malformed at byte %zu",
+			     pos);
+		pos += (size_t)hlen + f.length;
+		cr_assert_leq(pos, have, "a payload cut at byte %zu", have);
+		if (f.opcode == TCP_OP_WRITE)
+			written += f.length;
+		if (f.opcode == TCP_OP_DISCONNECT)
+			disconnected = true;
+	}
+	free(all);
+	cr_assert_eq(written, BIG);
+	cr_assert(disconnected, "the DISCONNECT was lost");
+	close(fd);
 	tt_close(&t);
 }

@@ -195,51 +195,44 @@ static void wait_closed(struct tcp_conn *conn)
 	pthread_mutex_unlock(&tctx->lock);
 }
 
-/* How long a QP that goes away may spend sending the acknowledgement it
- * owes (a socket that does not take it is not waited for). */
-#define ACK_FLUSH_NS (10 * 1000 * 1000ull)
-
 /*
- * Any RNIC acknowledges a message before its receive completes: the
- * acknowledgement a delayed-ack connection still owes goes out before the
- * connection ends abortively, or the peer's send would flush instead of
- * completing.
+ * How long a QP that goes away waits for the writer to send what the
+ * connection owes the peer (a socket that does not take it is not waited
+ * for longer): an acknowledgement briefly, its last word up to a second.
  */
-static void ack_flush(struct tcp_conn *conn)
-{
-	uint64_t end = tcp_now() + ACK_FLUSH_NS;
-	bool pending;
-
-	for (;;) {
-		core_lock_acquire(&conn->lock);
-		pending = conn->ack_pending;
-		if (pending)
-			conn->ack_due = true;
-		core_lock_release(&conn->lock);
-		if (!pending || atomic_load(&conn->state) != TCP_CONN_OPEN ||
-		    tcp_now() >= end)
-			return;
-		tcp_tx_kick(conn);
-		sched_yield();
-	}
-}
-
-/* How long a QP that goes away waits for its last word to reach the
- * socket, which a peer that reads nothing may never let it. */
+#define ACK_FLUSH_NS (10 * 1000 * 1000ull)
 #define LAST_WORD_NS (1000 * 1000 * 1000ull)
 
 /*
- * The DISCONNECT or REJECT queued on conn (its bye) goes to the socket
- * before the connection ends: the end drops what is still queued, behind
- * a large transfer say, and a peer that then reads our end without it
- * reports its connection broken, not disconnected.
+ * Whether conn still owes the peer what must precede its end.  Ending
+ * abortively (no bye): the acknowledgement a delayed-ack connection owes,
+ * made due now, since any RNIC acknowledges a message before its receive
+ * completes and the peer's send would flush instead.  Ending gracefully
+ * (bye): the DISCONNECT or REJECT still queued, behind a large transfer
+ * say, which the end would drop, and a peer that read our end without it
+ * would report its connection broken, not disconnected.
  */
-static void last_word_flush(struct tcp_conn *conn)
+static bool owes(struct tcp_conn *conn, bool bye)
 {
-	uint64_t end = tcp_now() + LAST_WORD_NS;
+	bool pending;
 
-	while (!__atomic_load_n(&conn->shut, __ATOMIC_RELAXED) &&
-	       atomic_load(&conn->state) == TCP_CONN_OPEN && tcp_now() < end) {
+	if (bye)
+		return !__atomic_load_n(&conn->shut, __ATOMIC_RELAXED);
+	core_lock_acquire(&conn->lock);
+	pending = conn->ack_pending;
+	if (pending)
+		conn->ack_due = true;
+	core_lock_release(&conn->lock);
+	return pending;
+}
+
+/* Lets the writer send what conn owes before its end (owes()). */
+static void owed_flush(struct tcp_conn *conn, bool bye)
+{
+	uint64_t end = tcp_now() + (bye ? LAST_WORD_NS : ACK_FLUSH_NS);
+
+	while (owes(conn, bye) && atomic_load(&conn->state) == TCP_CONN_OPEN &&
+	       tcp_now() < end) {
 		tcp_tx_kick(conn);
 		usleep(100);
 	}
@@ -269,10 +262,7 @@ static void qp_unlink(struct tcp_qp *qp)
 			continue;
 		/* once the DISCONNECT went out, the peer reads to the end */
 		bye = atomic_load(&conn[i]->bye);
-		if (bye)
-			last_word_flush(conn[i]);
-		else
-			ack_flush(conn[i]);
+		owed_flush(conn[i], bye);
 		tcp_conn_close(conn[i], -OPENRDMA_ECONNABORTED, !bye);
 		wait_closed(conn[i]);
 		tcp_conn_put(conn[i]);

@@ -28,9 +28,8 @@
 #define SPIN_CLOCK_TURNS 1024
 
 static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
-static int64_t spin_ns;
-/* 0 until spin_init() ran, then 1 + whether waiters spin */
-static atomic_int spin_state;
+/* evd_spin_us in ns; -1 until spin_init() read it */
+static _Atomic int64_t spin_ns = -1;
 
 /* free() waits here for the waiter it woke to leave */
 static pthread_mutex_t gone_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -46,21 +45,19 @@ static void spin_init(void)
 		openrdma_dbg(EVD_LOG, "evd_spin_us: %d", ret);
 	if (us < 0)
 		us = 0;
-	spin_ns = us * 1000;
-	atomic_store_explicit(&spin_state, spin_ns > 0 ? 2 : 1,
-			      memory_order_release);
+	atomic_store_explicit(&spin_ns, us * 1000, memory_order_relaxed);
 }
 
-/* Whether waiters spin (evd_spin_us): a load once the param was read. */
-static inline bool spin_enabled(void)
+/* How long waiters spin: a load once the param was read. */
+static inline int64_t spin_time_ns(void)
 {
-	int state = atomic_load_explicit(&spin_state, memory_order_acquire);
+	int64_t ns = atomic_load_explicit(&spin_ns, memory_order_relaxed);
 
-	if (__builtin_expect(!state, 0)) {
+	if (__builtin_expect(ns < 0, 0)) {
 		pthread_once(&spin_once, spin_init);
-		state = atomic_load_explicit(&spin_state, memory_order_acquire);
+		ns = atomic_load_explicit(&spin_ns, memory_order_relaxed);
 	}
-	return state == 2;
+	return ns;
 }
 
 static int64_t now_ns(void)
@@ -297,7 +294,8 @@ static int wait_block(struct core_evd *evd, size_t thr, uint64_t timeout_us,
 		      int64_t *deadline, bool *entered)
 {
 	int64_t spin_end = 0, t;
-	bool spin = spin_enabled();
+	int64_t spin_for = spin_time_ns();
+	bool spin = spin_for > 0;
 	int ret;
 
 	for (;;) {
@@ -323,7 +321,7 @@ static int wait_block(struct core_evd *evd, size_t thr, uint64_t timeout_us,
 		if (t >= *deadline)
 			return -OPENRDMA_ETIMEDOUT;
 		if (spin && !spin_end)
-			spin_end = t + spin_ns;
+			spin_end = t + spin_for;
 		if (spin && t < spin_end)
 			continue;
 		spin = false;
@@ -432,7 +430,7 @@ static __attribute__((noinline)) int wait_on(struct core_evd *evd,
 	 * (another thread asked for the lock, the clock is due, an
 	 * overrun).
 	 */
-	if (looked && !nmore_out && timeout_us && spin_enabled() &&
+	if (looked && !nmore_out && timeout_us && spin_time_ns() > 0 &&
 	    spin_keeps_lock(evd) && spin_direct(evd, rec, &turns)) {
 		core_evd_unlock(evd);
 		return 0;

@@ -433,6 +433,9 @@ struct tcp_conn {
 	struct tcp_conn *rx_prev, *rx_next;
 	bool app_mode; /* unwatched: a polling application reads it */
 	struct tcp_conn *app_prev, *app_next;
+	/* its CQs' poll clocks at the last look (tcp_poll_check), 0 after
+	 * the hand-over */
+	uint64_t poll_seen[2];
 };
 
 /* ------------------------------------------------------------------ */

@@ -15,15 +15,19 @@
  * busy poller is at one of its CQs, or when the poller asks: a poller that
  * reads a connection itself usually takes the input before the progress
  * thread, woken for it, looks (epoll then reports nothing), so it asks
- * once, with a wake-up (tcp_poll_asked).
+ * once, with a wake-up (tcp_poll_asked).  The ask comes from the poll
+ * itself, so the progress thread does not look at the poll clock for it.
  * The poller also goes on writing where a full socket stopped the writer,
  * so that a stream of large requests does not wait for the progress
  * thread to be scheduled (tcp_tx.c).
  *
  * The progress thread looks at the connections it handed out every
- * APP_CHECK_NS, and takes back those whose CQs were not polled within
- * APP_GRACE_NS, or at once when the application arms a CQ to sleep on its
- * channel (tcp_cq_req_notify).  Event-driven applications, which poll a
+ * APP_CHECK_NS, and takes back those whose CQs' pollers did not stamp the
+ * poll clock since its last look, or at once when the application arms a
+ * CQ to sleep on its channel (tcp_cq_req_notify).  Since the last look,
+ * not within APP_GRACE_NS: a poller whose few polls take longer than that
+ * (under valgrind, say) is still polling, and would lose its connections
+ * at every look.  Event-driven applications, which poll a
  * CQ once or twice per notification, never reach APP_STREAK empty polls and
  * are served by the progress thread alone.  A poller that did is busy
  * until it arms the CQ or stops polling, however many completions it
@@ -151,16 +155,22 @@ void tcp_poll_detach(struct tcp_conn *conn)
 			drive_del(cq[i], conn);
 }
 
+/* The CQs whose pollers read conn (none, one or two). */
+static void drive_cqs(struct tcp_conn *conn, struct tcp_cq *cq[2])
+{
+	core_lock_acquire(&conn->lock);
+	cq[0] = conn->drive_cq[0];
+	cq[1] = conn->drive_cq[1];
+	core_lock_release(&conn->lock);
+}
+
 /* Is a busy poller at conn's CQs now? */
 static bool polled(struct tcp_conn *conn, uint64_t now)
 {
 	struct tcp_cq *cq[2];
 	int i;
 
-	core_lock_acquire(&conn->lock);
-	cq[0] = conn->drive_cq[0];
-	cq[1] = conn->drive_cq[1];
-	core_lock_release(&conn->lock);
+	drive_cqs(conn, cq);
 	for (i = 0; i < 2; i++)
 		/* the poller stamps times newer than now as well */
 		if (cq[i] &&
@@ -214,8 +224,7 @@ static void ask(struct tcp_conn *conn, struct tcp_cq *cq)
 	if (!atomic_load_explicit(&cq->busy, memory_order_relaxed) ||
 	    atomic_load_explicit(&conn->app_asked, memory_order_relaxed))
 		return;
-	/* the progress thread's test, without which it would refuse */
-	if (!polled(conn, tcp_now()) || atomic_exchange(&conn->app_asked, true))
+	if (atomic_exchange(&conn->app_asked, true))
 		return;
 	atomic_store(&conn->ctx->app_asked, true);
 	tcp_progress_wake(conn->ctx);
@@ -290,20 +299,24 @@ void tcp_poll_drive(struct tcp_cq *cq)
 /*
  * Leaves conn to its busy poller, if it has one, and stops watching it:
  * the poller sees the peer's end and errors in its recv(), and writes on
- * where a full socket stopped the writer (drive_tx).  Returns true if
- * conn is the poller's.
+ * where a full socket stopped the writer (drive_tx).  A poller that asked
+ * was polling when it asked: only a connection it did not ask for needs
+ * the poll clock's word.  Returns true if conn is the poller's.
  */
-static bool hand_over(struct tcp_conn *conn)
+static bool hand_over(struct tcp_conn *conn, bool asked)
 {
 	struct tcp_ctx *tctx = conn->ctx;
 
 	if (conn->app_mode)
 		return true;
 	if (atomic_load(&conn->state) != TCP_CONN_OPEN ||
-	    !polled(conn, tcp_now()) ||
+	    (!asked && !polled(conn, tcp_now())) ||
 	    epoll_ctl(tctx->epfd, EPOLL_CTL_DEL, conn->poll.fd, NULL))
 		return false;
 	conn->app_mode = true;
+	/* the first look finds the clocks moved */
+	conn->poll_seen[0] = 0;
+	conn->poll_seen[1] = 0;
 	atomic_store(&conn->app_asked, true);
 	tcp_conn_get(conn);
 	DL_APPEND2(tctx->app_conns, conn, app_prev, app_next);
@@ -313,7 +326,7 @@ static bool hand_over(struct tcp_conn *conn)
 
 void tcp_poll_rx_event(struct tcp_conn *conn)
 {
-	hand_over(conn);
+	hand_over(conn, false);
 	tcp_rx_run(conn, false);
 }
 
@@ -341,7 +354,7 @@ void tcp_poll_asked(struct tcp_ctx *tctx)
 	pthread_mutex_unlock(&tctx->lock);
 	for (i = 0; i < n; i++) {
 		/* refused: it may ask again */
-		if (!hand_over(asked[i]))
+		if (!hand_over(asked[i], true))
 			atomic_store(&asked[i]->app_asked, false);
 		tcp_conn_put(asked[i]);
 	}
@@ -376,6 +389,29 @@ static void take_back(struct tcp_conn *conn)
 	tcp_conn_put(conn);
 }
 
+/* Did a busy poller at conn's CQs stamp its poll clock since the last
+ * look?  (A poller stamps it every few empty polls.) */
+static bool polled_since(struct tcp_conn *conn)
+{
+	struct tcp_cq *cq[2];
+	uint64_t stamp;
+	bool moved = false;
+	int i;
+
+	drive_cqs(conn, cq);
+	for (i = 0; i < 2; i++) {
+		if (!cq[i] ||
+		    !atomic_load_explicit(&cq[i]->busy, memory_order_relaxed))
+			continue;
+		stamp = atomic_load_explicit(&cq[i]->last_poll,
+					     memory_order_relaxed);
+		if (stamp != conn->poll_seen[i])
+			moved = true;
+		conn->poll_seen[i] = stamp;
+	}
+	return moved;
+}
+
 uint64_t tcp_poll_check(struct tcp_ctx *tctx, uint64_t now)
 {
 	struct tcp_conn *conn, *tmp;
@@ -383,7 +419,7 @@ uint64_t tcp_poll_check(struct tcp_ctx *tctx, uint64_t now)
 	DL_FOREACH_SAFE2(tctx->app_conns, conn, tmp, app_next)
 	{
 		if (atomic_load(&conn->state) != TCP_CONN_OPEN ||
-		    !polled(conn, now))
+		    !polled_since(conn))
 			take_back(conn);
 		else
 			(void)drive_tx(conn);

@@ -248,8 +248,13 @@ static int frame_begin(struct tcp_conn *c, unsigned int *saw)
 	}
 }
 
-/* A frame's payload is in (or was discarded). */
-static int frame_end(struct tcp_conn *c)
+/*
+ * A frame's payload is in (or was discarded).  Marks the turn it ends in
+ * as well as the one it began in: a large payload ends turns later, and
+ * its acknowledgement (or the requests its answer lets go) must be
+ * written then, not when some later frame or the keepalive comes.
+ */
+static int frame_end(struct tcp_conn *c, unsigned int *saw)
 {
 	struct tcp_rx *rx = &c->rx;
 	struct tcp_frame *f = &rx->f;
@@ -261,8 +266,10 @@ static int frame_end(struct tcp_conn *c)
 	case TCP_OP_WRITE:
 	case TCP_OP_WRITE_IMM:
 		tcp_rc_request_end(c, tcp_conn_qp(c), f);
+		*saw |= RX_SAW_REQUEST;
 		return 0;
 	case TCP_OP_READ_RESP:
+		*saw |= RX_SAW_ANSWER;
 		return tcp_rc_answer_end(c, tcp_conn_qp(c), f);
 	case TCP_OP_CONNECT:
 	case TCP_OP_ACCEPT:
@@ -325,7 +332,7 @@ static int rx_loop(struct tcp_conn *c, unsigned int *saw, bool *more)
 			if (ret)
 				return ret;
 			if (!rx->f.length) {
-				ret = frame_end(c);
+				ret = frame_end(c, saw);
 				if (ret)
 					return ret;
 				continue;
@@ -345,7 +352,7 @@ static int rx_loop(struct tcp_conn *c, unsigned int *saw, bool *more)
 		}
 		if (!rx->left) {
 			rx->state = TCP_RX_HDR;
-			ret = frame_end(c);
+			ret = frame_end(c, saw);
 			if (ret)
 				return ret;
 			continue;

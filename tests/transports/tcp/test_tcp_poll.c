@@ -9,14 +9,19 @@
  * before the progress thread wakes, which then leaves the connection to
  * the thread; a progress thread that ignored EPOLLOUT fails the test).
  */
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
 
+#include "transports/tcp/tcp.h"
 #include "tt.h"
 
 #define MIB (1u << 20)
+/* Comes in over many reads, whoever reads it. */
+#define LONG_WRITE (8 * MIB)
 /* Far more than the sockets hold: the writer must stop on a full one. */
 #define WRITES 128
 #define STREAM_MS 20000
@@ -117,4 +122,88 @@ Test(tcp_poll, empty_polls_before_any_connection, .timeout = 30)
 	tt_cm_connect(&s, &c, (struct sockaddr *)&ss);
 	tt_close(&c);
 	tt_close(&s);
+}
+
+/*
+ * Leaves the server's connection to the server's busy poller: small RDMA
+ * writes from the client (no completion at the server) come in while
+ * the server polls its CQ without a pause, until the progress thread
+ * has stopped watching the connection.
+ */
+static void hand_to_poller(struct tt_side *s, struct tt_side *c)
+{
+	struct tcp_ctx *tctx = to_tcp_ctx(s->ctx);
+	uint64_t until, end = tt_now_ms() + TT_TIMEOUT_MS;
+	struct openrdma_wc wc;
+
+	while (tt_now_ms() < end) {
+		tt_post(c, OPENRDMA_WR_RDMA_WRITE, 0, 0, 64, (uintptr_t)s->buf,
+			s->mr->rkey);
+		until = tt_now_ms() + 50;
+		while (tt_now_ms() < until && !atomic_load(&tctx->app_count))
+			cr_assert_eq(openrdma_cq_poll(s->cq, 1, &wc), 0);
+		cr_assert_eq(tt_poll(c, 1, &wc, TT_TIMEOUT_MS), 1);
+		cr_assert_eq(wc.status, OPENRDMA_WC_SUCCESS);
+		if (atomic_load(&tctx->app_count) == 1)
+			return;
+	}
+	cr_assert_fail("the connection never went to its busy poller");
+}
+
+/*
+ * One RDMA write whose payload ends many reads after its header: the
+ * acknowledgement it asks for (large requests do) is due when the last
+ * byte is in, and must go out then, in that read's turn, although no
+ * frame began in it.  The keepalive, which would carry it otherwise, is
+ * set to come only long after the bound.  The target is read by its
+ * progress thread (whose every wake-up also tries the write side), or by
+ * its application busy-polling its CQ, which nothing else wakes.
+ */
+static void long_write_acknowledged(bool target_polls)
+{
+	struct sockaddr_storage ss;
+	struct openrdma_wc wc;
+	struct tt_side s, c;
+	uint64_t end;
+	int got = 0;
+
+	setenv("OPENRDMA_TCP_KEEPALIVE_MS", "60000", 1);
+	tt_open(&s, "tcp0", LONG_WRITE, TT_ACCESS, 0);
+	tt_open(&c, "tcp0", LONG_WRITE, TT_ACCESS, 0x33);
+	tt_qp(&s, OPENRDMA_QPT_RC);
+	tt_qp(&c, OPENRDMA_QPT_RC);
+	tt_listen_addr(&s, &ss);
+	tt_cm_connect(&s, &c, (struct sockaddr *)&ss);
+	if (target_polls)
+		hand_to_poller(&s, &c);
+
+	tt_post(&c, OPENRDMA_WR_RDMA_WRITE, 1, 0, LONG_WRITE, (uintptr_t)s.buf,
+		s.mr->rkey);
+	end = tt_now_ms() + TT_TIMEOUT_MS;
+	while (!got && tt_now_ms() < end) {
+		if (target_polls)
+			cr_assert_eq(openrdma_cq_poll(s.cq, 1, &wc), 0);
+		got = openrdma_cq_poll(c.cq, 1, &wc);
+		cr_assert_geq(got, 0, "cq_poll: %s", openrdma_strerror(got));
+		if (!got && !target_polls)
+			usleep(100);
+	}
+	cr_assert_eq(got, 1, "the write was not acknowledged in %d ms",
+		     TT_TIMEOUT_MS);
+	cr_assert_eq(wc.status, OPENRDMA_WC_SUCCESS);
+	cr_assert_eq(s.buf[0], 0x33);
+	cr_assert_eq(s.buf[LONG_WRITE - 1], 0x33);
+	tt_close(&c);
+	tt_close(&s);
+	unsetenv("OPENRDMA_TCP_KEEPALIVE_MS");
+}
+
+Test(tcp_poll, long_write_acknowledged_by_the_progress_thread, .timeout = 60)
+{
+	long_write_acknowledged(false);
+}
+
+Test(tcp_poll, long_write_acknowledged_by_a_busy_poller, .timeout = 60)
+{
+	long_write_acknowledged(true);
 }

@@ -289,36 +289,6 @@ Test(tcp_fault, send_to_a_killed_peer_fails_unanswered, .timeout = 30)
 	stop(&ft);
 }
 
-/*
- * Makes the client's connection its busy poller's: an unsignaled RDMA
- * write is acknowledged while the client polls its CQ without a pause and
- * without completions, and the progress thread, woken by the
- * acknowledgement, hands the connection over and stops watching it.
- */
-static void hand_to_poller(struct fault *ft)
-{
-	struct tcp_ctx *tctx = to_tcp_ctx(ft->c.ctx);
-	struct openrdma_sge sge = { (uintptr_t)ft->c.buf, 64, ft->c.mr->lkey };
-	struct openrdma_send_wr wr = { .sg_list = &sge,
-				       .num_sge = 1,
-				       .opcode = OPENRDMA_WR_RDMA_WRITE },
-				*bad;
-	uint64_t until, end = tt_now_ms() + TT_TIMEOUT_MS;
-	struct openrdma_wc wc;
-
-	wr.wr.rdma.remote_addr = ft->info.buf;
-	wr.wr.rdma.rkey = ft->info.rkey;
-	while (tt_now_ms() < end) {
-		cr_assert_eq(openrdma_qp_post_send(ft->c.qp, &wr, &bad), 0);
-		until = tt_now_ms() + 50;
-		while (tt_now_ms() < until && !atomic_load(&tctx->app_count))
-			cr_assert_eq(openrdma_cq_poll(ft->c.cq, 1, &wc), 0);
-		if (atomic_load(&tctx->app_count) == 1)
-			return;
-	}
-	cr_assert_fail("the connection never went to its busy poller");
-}
-
 Test(tcp_fault, killed_peer_of_a_busy_poller, .timeout = 30)
 {
 	struct fault ft;
@@ -329,7 +299,7 @@ Test(tcp_fault, killed_peer_of_a_busy_poller, .timeout = 30)
 
 	start(&ft);
 	tt_post_recv(&ft.c, 1, 0, 64);
-	hand_to_poller(&ft);
+	tt_hand_to_poller(&ft.c, &ft.c, ft.info.buf, ft.info.rkey);
 	kill(ft.pid, SIGKILL);
 	t0 = tt_now_ms();
 	/* the poller reads on, without a pause, and meets the end */
@@ -350,7 +320,7 @@ Test(tcp_fault, killed_peer_of_a_poller_that_stopped, .timeout = 30)
 	uint64_t t0;
 
 	start(&ft);
-	hand_to_poller(&ft);
+	tt_hand_to_poller(&ft.c, &ft.c, ft.info.buf, ft.info.rkey);
 	/* no more polls: the progress thread takes the connection back
 	 * within a few milliseconds, watches it again and notices */
 	t0 = tt_now_ms();

@@ -16,11 +16,10 @@
 
 #include <criterion/criterion.h>
 
-#include "transports/tcp/tcp.h"
 #include "tt.h"
 
 #define MIB (1u << 20)
-/* Comes in over many reads, whoever reads it. */
+/* Comes in over many reads, whoever reads it (small socket buffers). */
 #define LONG_WRITE (8 * MIB)
 /* Far more than the sockets hold: the writer must stop on a full one. */
 #define WRITES 128
@@ -125,32 +124,6 @@ Test(tcp_poll, empty_polls_before_any_connection, .timeout = 30)
 }
 
 /*
- * Leaves the server's connection to the server's busy poller: small RDMA
- * writes from the client (no completion at the server) come in while
- * the server polls its CQ without a pause, until the progress thread
- * has stopped watching the connection.
- */
-static void hand_to_poller(struct tt_side *s, struct tt_side *c)
-{
-	struct tcp_ctx *tctx = to_tcp_ctx(s->ctx);
-	uint64_t until, end = tt_now_ms() + TT_TIMEOUT_MS;
-	struct openrdma_wc wc;
-
-	while (tt_now_ms() < end) {
-		tt_post(c, OPENRDMA_WR_RDMA_WRITE, 0, 0, 64, (uintptr_t)s->buf,
-			s->mr->rkey);
-		until = tt_now_ms() + 50;
-		while (tt_now_ms() < until && !atomic_load(&tctx->app_count))
-			cr_assert_eq(openrdma_cq_poll(s->cq, 1, &wc), 0);
-		cr_assert_eq(tt_poll(c, 1, &wc, TT_TIMEOUT_MS), 1);
-		cr_assert_eq(wc.status, OPENRDMA_WC_SUCCESS);
-		if (atomic_load(&tctx->app_count) == 1)
-			return;
-	}
-	cr_assert_fail("the connection never went to its busy poller");
-}
-
-/*
  * One RDMA write whose payload ends many reads after its header: the
  * acknowledgement it asks for (large requests do) is due when the last
  * byte is in, and must go out then, in that read's turn, although no
@@ -168,6 +141,9 @@ static void long_write_acknowledged(bool target_polls)
 	int got = 0;
 
 	setenv("OPENRDMA_TCP_KEEPALIVE_MS", "60000", 1);
+	/* the sockets hold a small part of it at a time */
+	setenv("OPENRDMA_TCP_SNDBUF", "256k", 1);
+	setenv("OPENRDMA_TCP_RCVBUF", "256k", 1);
 	tt_open(&s, "tcp0", LONG_WRITE, TT_ACCESS, 0);
 	tt_open(&c, "tcp0", LONG_WRITE, TT_ACCESS, 0x33);
 	tt_qp(&s, OPENRDMA_QPT_RC);
@@ -175,7 +151,7 @@ static void long_write_acknowledged(bool target_polls)
 	tt_listen_addr(&s, &ss);
 	tt_cm_connect(&s, &c, (struct sockaddr *)&ss);
 	if (target_polls)
-		hand_to_poller(&s, &c);
+		tt_hand_to_poller(&s, &c, (uintptr_t)s.buf, s.mr->rkey);
 
 	tt_post(&c, OPENRDMA_WR_RDMA_WRITE, 1, 0, LONG_WRITE, (uintptr_t)s.buf,
 		s.mr->rkey);
@@ -196,6 +172,8 @@ static void long_write_acknowledged(bool target_polls)
 	tt_close(&c);
 	tt_close(&s);
 	unsetenv("OPENRDMA_TCP_KEEPALIVE_MS");
+	unsetenv("OPENRDMA_TCP_SNDBUF");
+	unsetenv("OPENRDMA_TCP_RCVBUF");
 }
 
 Test(tcp_poll, long_write_acknowledged_by_the_progress_thread, .timeout = 60)

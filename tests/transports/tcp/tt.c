@@ -12,6 +12,7 @@
 
 #include <openrdma/registry.h>
 
+#include "transports/tcp/tcp.h"
 #include "tt.h"
 
 uint64_t tt_now_ms(void)
@@ -220,6 +221,32 @@ void tt_post(struct tt_side *s, enum openrdma_wr_opcode op, uint64_t wr_id,
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
 	cr_assert_eq(openrdma_qp_post_send(s->qp, &wr, &bad), 0);
+}
+
+void tt_hand_to_poller(struct tt_side *poller, struct tt_side *writer,
+		       uint64_t raddr, uint32_t rkey)
+{
+	struct tcp_ctx *tctx = to_tcp_ctx(poller->ctx);
+	struct openrdma_sge sge = { (uintptr_t)writer->buf, 64,
+				    writer->mr->lkey };
+	struct openrdma_send_wr wr = { .sg_list = &sge,
+				       .num_sge = 1,
+				       .opcode = OPENRDMA_WR_RDMA_WRITE },
+				*bad;
+	uint64_t until, end = tt_now_ms() + TT_TIMEOUT_MS;
+	struct openrdma_wc wc;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	while (tt_now_ms() < end) {
+		cr_assert_eq(openrdma_qp_post_send(writer->qp, &wr, &bad), 0);
+		until = tt_now_ms() + 50;
+		while (tt_now_ms() < until && !atomic_load(&tctx->app_count))
+			cr_assert_eq(openrdma_cq_poll(poller->cq, 1, &wc), 0);
+		if (atomic_load(&tctx->app_count) == 1)
+			return;
+	}
+	cr_assert_fail("the connection never went to its busy poller");
 }
 
 void tt_listen_addr(const struct tt_side *s, struct sockaddr_storage *ss)

@@ -66,6 +66,15 @@ void tt_post_recv(struct tt_side *s, uint64_t wr_id, size_t off, uint32_t len);
 void tt_post(struct tt_side *s, enum openrdma_wr_opcode op, uint64_t wr_id,
 	     size_t off, uint32_t len, uint64_t raddr, uint32_t rkey);
 
+/*
+ * Makes poller's connection its busy poller's: writer posts unsignaled
+ * 64-byte RDMA writes to raddr/rkey over that connection (none completes
+ * at poller) while poller polls its CQ without a pause, until the
+ * progress thread has handed the connection over and stopped watching it.
+ */
+void tt_hand_to_poller(struct tt_side *poller, struct tt_side *writer,
+		       uint64_t raddr, uint32_t rkey);
+
 /* The side's port address with port 0: where a CM listener goes. */
 void tt_listen_addr(const struct tt_side *s, struct sockaddr_storage *ss);
 /* A raw TCP connection to addr (blocking, with a receive timeout). */

@@ -1,13 +1,37 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
- * pingpong_ab's raw side: one RC QP on libibverbs, connected through
- * librdmacm as perftest's -R connects, and the raw loops' verbs.
+ * pingpong_ab's baseline in the verbs build: one RC QP on libibverbs,
+ * connected through librdmacm as perftest's -R connects, and two loops
+ * on it: perftest's (ib_send_lat over the RDMA CM: "TX depth 1", "Max
+ * inline data 0": every send signaled and its completion polled, the
+ * payload not inline) and a lean one (it_pingpong's method on raw verbs:
+ * a send in SIGNAL waited for, the payload inline where the device
+ * takes it).
  */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tests/transports/verbs/pingpong_ab.h"
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "tests/perf/pingpong_ab.h"
+
+struct ab_base {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *listen, *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *scq, *rcq;
+	struct ibv_mr *smr, *rmr;
+	unsigned char *sbuf, *rbuf;
+	size_t size;
+	uint32_t inline_max;
+};
+
+const struct ab_base_info ab_base_info = {
+	.name = { "perftest", "lean" },
+	.signal_all = { true, false },
+};
 
 static int raw_fail(const char *what)
 {
@@ -16,7 +40,7 @@ static int raw_fail(const char *what)
 }
 
 /* Waits for the next CM event, which must be want; *id: its cm_id. */
-static int raw_cm_wait(struct raw *r, enum rdma_cm_event_type want,
+static int raw_cm_wait(struct ab_base *r, enum rdma_cm_event_type want,
 		       struct rdma_cm_id **id)
 {
 	struct rdma_cm_event *ev;
@@ -36,7 +60,7 @@ static int raw_cm_wait(struct raw *r, enum rdma_cm_event_type want,
 	return 0;
 }
 
-static int raw_post_recv(struct raw *r)
+static int raw_post_recv(struct ab_base *r)
 {
 	struct ibv_sge sge = { (uintptr_t)r->rbuf, (uint32_t)r->size,
 			       r->rmr->lkey };
@@ -46,7 +70,7 @@ static int raw_post_recv(struct raw *r)
 }
 
 /* The PD, CQs, buffers and QP on the connection's device; a receive. */
-static int raw_setup(struct raw *r)
+static int raw_setup(struct ab_base *r)
 {
 	struct ibv_qp_init_attr init = {
 		.qp_type = IBV_QPT_RC,
@@ -81,7 +105,28 @@ static int raw_setup(struct raw *r)
 	return raw_post_recv(r) ? raw_fail("ibv_post_recv") : 0;
 }
 
-int raw_listen(struct raw *r, unsigned int port)
+int ab_base_open(struct ab_base **out, size_t size)
+{
+	struct ab_base *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return raw_fail("raw side");
+	r->size = size;
+	*out = r;
+	return 0;
+}
+
+unsigned char *ab_base_sbuf(struct ab_base *r)
+{
+	return r->sbuf;
+}
+
+const unsigned char *ab_base_rbuf(struct ab_base *r)
+{
+	return r->rbuf;
+}
+
+int ab_base_listen(struct ab_base *r, unsigned int port)
 {
 	/* IPv4's wildcard: iWARP devices do not listen on IPv6's */
 	struct sockaddr_in sa = { .sin_family = AF_INET,
@@ -97,7 +142,7 @@ int raw_listen(struct raw *r, unsigned int port)
 	return 0;
 }
 
-int raw_accept(struct raw *r)
+int ab_base_accept(struct ab_base *r)
 {
 	struct rdma_conn_param cp = { .responder_resources = 1,
 				      .initiator_depth = 1 };
@@ -110,7 +155,7 @@ int raw_accept(struct raw *r)
 	return raw_cm_wait(r, RDMA_CM_EVENT_ESTABLISHED, NULL);
 }
 
-int raw_connect(struct raw *r, const char *host, unsigned int port)
+int ab_base_connect(struct ab_base *r, const char *host, unsigned int port)
 {
 	struct rdma_conn_param cp = { .responder_resources = 1,
 				      .initiator_depth = 1,
@@ -135,7 +180,7 @@ int raw_connect(struct raw *r, const char *host, unsigned int port)
 }
 
 /* Ends the connection as itx_disconnect() does: the client first. */
-int raw_disconnect(struct raw *r, bool server)
+int ab_base_disconnect(struct ab_base *r, bool server)
 {
 	if (!server && rdma_disconnect(r->id))
 		return raw_fail("rdma_disconnect");
@@ -146,8 +191,10 @@ int raw_disconnect(struct raw *r, bool server)
 	return 0;
 }
 
-void raw_close(struct raw *r)
+void ab_base_close(struct ab_base *r)
 {
+	if (!r)
+		return;
 	if (r->id && r->id->qp)
 		rdma_destroy_qp(r->id);
 	if (r->smr)
@@ -168,6 +215,7 @@ void raw_close(struct raw *r)
 		rdma_destroy_event_channel(r->ch);
 	free(r->sbuf);
 	free(r->rbuf);
+	free(r);
 }
 
 /* Spins on cq for one completion, which must be a success. */
@@ -191,8 +239,9 @@ static int raw_poll_one(struct ibv_cq *cq)
 	return 0;
 }
 
-/* Sends the message; a signaled send waits for its completion. */
-int raw_send(struct raw *r, bool signaled, bool inline_ok)
+/* perftest's loop (0) sends the payload from its buffer, the lean one
+ * (1) inline where it fits. */
+int ab_base_send(struct ab_base *r, int l, bool signaled)
 {
 	struct ibv_sge sge = { (uintptr_t)r->sbuf, (uint32_t)r->size,
 			       r->smr->lkey };
@@ -203,15 +252,16 @@ int raw_send(struct raw *r, bool signaled, bool inline_ok)
 
 	if (signaled)
 		wr.send_flags = IBV_SEND_SIGNALED;
-	if (inline_ok && r->size <= r->inline_max)
+	if (l == 1 && r->size <= r->inline_max)
 		wr.send_flags |= IBV_SEND_INLINE;
 	if (ibv_post_send(r->id->qp, &wr, &bad))
 		return raw_fail("ibv_post_send");
 	return signaled ? raw_poll_one(r->scq) : 0;
 }
 
-int raw_recv(struct raw *r)
+int ab_base_recv(struct ab_base *r, int l)
 {
+	(void)l;
 	if (raw_poll_one(r->rcq))
 		return -1;
 	return raw_post_recv(r) ? raw_fail("ibv_post_recv") : 0;

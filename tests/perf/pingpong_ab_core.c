@@ -11,7 +11,7 @@
 
 #include <openrdma/errno.h>
 
-#include "tests/transports/verbs/pingpong_ab.h"
+#include "tests/perf/pingpong_ab.h"
 
 static int core_fail(const char *what, int ret)
 {

@@ -1,43 +1,46 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
  * pingpong_ab: it_pingpong's send ping-pong through IT-API and through
- * OpenRDMA's verbs interface, next to the same ping-pong on raw
- * libibverbs and librdmacm, on one device, taking turns in batches
- * inside one pair of processes.  The emulated CPUs of the lab VM change
- * speed from one second to the next: two programs run one after the
- * other (it_pingpong, then ib_send_lat) see different speeds, batches a
- * few milliseconds apart see the same.
+ * OpenRDMA's verbs interface, next to two baseline loops outside
+ * OpenRDMA, on one interface, taking turns in batches inside one pair of
+ * processes.  Machines change speed from one second to the next (the lab
+ * VM's emulated CPUs by half, a busy host by a third): two programs run
+ * one after the other see different speeds, batches a few milliseconds
+ * apart see the same.
  *
  * Four loops take turns, each a client sending size bytes and waiting
  * for them to come back, the server sending them back, the receive
  * posted again after each message:
  *
- *   perftest  ib_send_lat's loop as it runs over the RDMA CM here (its
- *             "TX depth 1" and "Max inline data 0"): every send signaled
- *             and its completion polled, the payload not inline;
- *   lean      it_pingpong's method on raw verbs: every 16th send
- *             signaled and waited for, the payload inline where the
- *             device takes it;
+ *   base 0, base 1  the baseline the build links (pingpong_ab.h):
+ *             perftest and lean on libibverbs (verbs build), socket and
+ *             framed on a TCP socket (tcp build);
  *   core      the lean loop on OpenRDMA's verbs interface, the calls
  *             openrdma-perf makes (openrdma_qp_post_send(),
- *             openrdma_cq_poll());
+ *             openrdma_cq_poll()): every 16th send signaled and waited
+ *             for, the payload inline where the transport takes it;
  *   IT-API    it_pingpong's loop: it_post_send(), it_post_recv() and
  *             it_evd_wait() (spinning with OPENRDMA_EVD_SPIN_US).
  *
  * A round is one batch of each, in one of four orders in turn (each loop
  * once in each place, each after every other once), so that a steady
  * drift favours none.  The client prints each loop's median batch (half
- * round trips) and, for core and IT-API against each raw loop, the ratio
- * of the medians and the median and quartiles of the rounds' ratios.
- * Under callgrind the loops' costs are the inclusive costs of
- * perftest_round_trip(), lean_round_trip(), core_round_trip() and
+ * round trips) and, for core and IT-API against each baseline loop, the
+ * ratio of the medians and the median and quartiles of the rounds'
+ * ratios.  Under callgrind the loops' costs are the inclusive costs of
+ * base0_round_trip(), base1_round_trip(), core_round_trip() and
  * itapi_round_trip().
  *
- *   pingpong_ab -d interface [-p port] [-n round trips per batch]
+ *   pingpong_ab -d interface [-m] [-p port] [-n round trips per batch]
  *               [-r rounds] [-s size] [server-address]
  *
+ * -m: a batch's figure is its median round trip (timed one by one on the
+ * client), not its mean: a transport whose first messages after a pause
+ * take a slower path (tcp0 hands its connection to a busy poller, and
+ * takes it back when the poller stops) is measured as it runs steadily.
+ *
  * The server runs without an address.  The IT-API connection uses port,
- * the raw one port + 1 and the core one port + 2, all to the server's
+ * the baseline's port + 1 and the core one port + 2, all to the server's
  * address.
  */
 #include <getopt.h>
@@ -46,19 +49,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/transports/verbs/pingpong_ab.h"
+#include "tests/perf/pingpong_ab.h"
 
 #define SIGNAL 16
 
 struct ab_opts {
 	struct itx_opts it;
 	unsigned int rounds;
+	/* a batch's figure is its median round trip, not its mean */
+	bool median;
 };
 
-enum loop { LOOP_PERFTEST, LOOP_LEAN, LOOP_CORE, LOOP_IT, NLOOPS };
+enum loop { LOOP_BASE0, LOOP_BASE1, LOOP_CORE, LOOP_IT, NLOOPS };
 
-static const char *const loop_name[NLOOPS] = { "perftest", "lean", "core",
-					       "IT-API" };
+static const char *loop_name(enum loop l)
+{
+	if (l == LOOP_CORE)
+		return "core";
+	if (l == LOOP_IT)
+		return "IT-API";
+	return ab_base_info.name[l];
+}
 
 /* The IT-API side: it_pingpong's endpoint. */
 struct itapi_side {
@@ -70,7 +81,7 @@ struct itapi_side {
 
 /* What the loops run on. */
 struct sides {
-	struct raw raw;
+	struct ab_base *base;
 	struct core_side core;
 	struct itapi_side it;
 };
@@ -101,19 +112,24 @@ bool ab_poll_expired(unsigned int *empty, double *deadline)
 }
 
 /* The sides' send and receive as round_trip() takes them. */
-static int perftest_send(void *r, bool signaled)
+static int base0_send(void *b, bool signaled)
 {
-	return raw_send(r, signaled, false);
+	return ab_base_send(b, 0, signaled);
 }
 
-static int lean_send(void *r, bool signaled)
+static int base1_send(void *b, bool signaled)
 {
-	return raw_send(r, signaled, true);
+	return ab_base_send(b, 1, signaled);
 }
 
-static int raw_recv_any(void *r)
+static int base0_recv(void *b)
 {
-	return raw_recv(r);
+	return ab_base_recv(b, 0);
+}
+
+static int base1_recv(void *b)
+{
+	return ab_base_recv(b, 1);
 }
 
 static int core_send_any(void *c, bool signaled)
@@ -164,17 +180,17 @@ round_trip(void *side, int (*send)(void *, bool), int (*recv)(void *),
 /* Each loop has a function of its own, so that callgrind tells their
  * costs apart. */
 static __attribute__((noinline)) int
-perftest_round_trip(struct raw *r, bool server, unsigned int i, bool signaled)
+base0_round_trip(struct ab_base *b, bool server, unsigned int i, bool signaled)
 {
-	return round_trip(r, perftest_send, raw_recv_any, r->sbuf, r->rbuf,
-			  server, i, signaled);
+	return round_trip(b, base0_send, base0_recv, ab_base_sbuf(b),
+			  ab_base_rbuf(b), server, i, signaled);
 }
 
 static __attribute__((noinline)) int
-lean_round_trip(struct raw *r, bool server, unsigned int i, bool signaled)
+base1_round_trip(struct ab_base *b, bool server, unsigned int i, bool signaled)
 {
-	return round_trip(r, lean_send, raw_recv_any, r->sbuf, r->rbuf, server,
-			  i, signaled);
+	return round_trip(b, base1_send, base1_recv, ab_base_sbuf(b),
+			  ab_base_rbuf(b), server, i, signaled);
 }
 
 static __attribute__((noinline)) int
@@ -191,52 +207,6 @@ static __attribute__((noinline)) int itapi_round_trip(struct itapi_side *t,
 {
 	return round_trip(t, itapi_send_any, itapi_recv_any, t->sbuf.p,
 			  t->rbuf.p, server, i, signaled);
-}
-
-/*
- * One batch of n round trips of a loop.  perftest signals every send;
- * the others one in SIGNAL, *sent counting this side's sends of the loop
- * over the whole run.  In the last round the client's last send is
- * signaled, so that the server has it when the client ends, and the
- * server's is not, since the client may disconnect before its
- * completion.
- */
-static int batch_run(struct sides *sd, enum loop loop, bool server,
-		     unsigned int n, unsigned long *sent, bool last_round)
-{
-	unsigned int i;
-	bool signaled, last;
-	int ret;
-
-	for (i = 0; i < n; i++) {
-		last = last_round && i == n - 1;
-		if (server && last)
-			signaled = false;
-		else
-			signaled = loop == LOOP_PERFTEST || last ||
-				   ++*sent % SIGNAL == 0;
-		switch (loop) {
-		case LOOP_PERFTEST:
-			ret = perftest_round_trip(&sd->raw, server, i,
-						  signaled);
-			break;
-		case LOOP_LEAN:
-			ret = lean_round_trip(&sd->raw, server, i, signaled);
-			break;
-		case LOOP_CORE:
-			ret = core_round_trip(&sd->core, server, i, signaled);
-			break;
-		default:
-			ret = itapi_round_trip(&sd->it, server, i, signaled);
-			break;
-		}
-		if (ret) {
-			fprintf(stderr, "%s: round trip %u failed\n",
-				loop_name[loop], i);
-			return -1;
-		}
-	}
-	return 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -258,7 +228,61 @@ static double quantile(double *v, unsigned int n, double q)
 	return v[i] + (pos - i) * (v[i + 1] - v[i]);
 }
 
-/* Loop a against raw loop b: the ratio of the medians, the rounds'. */
+/*
+ * One batch of n round trips of a loop.  A baseline loop may signal
+ * every send (perftest's); the others signal one in SIGNAL, *sent
+ * counting this side's sends of the loop over the whole run.  In the
+ * last round the client's last send is signaled, so that the server has
+ * it when the client ends, and the server's is not, since the client may
+ * disconnect before its completion.  rt, if not NULL, gets each round
+ * trip's time (us).
+ */
+static int batch_run(struct sides *sd, enum loop loop, bool server,
+		     unsigned int n, unsigned long *sent, bool last_round,
+		     double *rt)
+{
+	unsigned int i;
+	bool signaled, last;
+	double t0 = 0;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		if (rt)
+			t0 = itx_now_us();
+		last = last_round && i == n - 1;
+		if (server && last)
+			signaled = false;
+		else
+			signaled = (loop <= LOOP_BASE1 &&
+				    ab_base_info.signal_all[loop]) ||
+				   last || ++*sent % SIGNAL == 0;
+		switch (loop) {
+		case LOOP_BASE0:
+			ret = base0_round_trip(sd->base, server, i, signaled);
+			break;
+		case LOOP_BASE1:
+			ret = base1_round_trip(sd->base, server, i, signaled);
+			break;
+		case LOOP_CORE:
+			ret = core_round_trip(&sd->core, server, i, signaled);
+			break;
+		default:
+			ret = itapi_round_trip(&sd->it, server, i, signaled);
+			break;
+		}
+		if (ret) {
+			fprintf(stderr, "%s: round trip %u failed\n",
+				loop_name(loop), i);
+			return -1;
+		}
+		if (rt)
+			rt[i] = itx_now_us() - t0;
+	}
+	return 0;
+}
+
+/* Loop a against baseline loop b: the ratio of the medians, the
+ * rounds'. */
 static void report_ratio(const struct ab_opts *o, double *us[NLOOPS],
 			 const double *med, enum loop a, enum loop b,
 			 double *ratio)
@@ -268,7 +292,7 @@ static void report_ratio(const struct ab_opts *o, double *us[NLOOPS],
 
 	for (k = 0; k < n; k++)
 		ratio[k] = us[a][k] / us[b][k];
-	snprintf(name, sizeof(name), "%s/%s", loop_name[a], loop_name[b]);
+	snprintf(name, sizeof(name), "%s/%s", loop_name(a), loop_name(b));
 	printf("%-15s %.3f (of the medians); paired %.3f (quartiles %.3f %.3f)\n",
 	       name, med[a] / med[b], quantile(ratio, n, 0.5),
 	       quantile(ratio, n, 0.25), quantile(ratio, n, 0.75));
@@ -285,18 +309,19 @@ static void report(const struct ab_opts *o, double *us[NLOOPS])
 	if (!sorted || !ratio)
 		goto out;
 	printf("interface      %s\n", o->it.dev);
-	printf("rounds         %u, batches of %u round trips, %zu bytes\n", n,
-	       o->it.iters, o->it.size);
+	printf("rounds         %u, batches of %u round trips, %zu bytes%s\n", n,
+	       o->it.iters, o->it.size,
+	       o->median ? ", a batch's median round trip" : "");
 	for (l = 0; l < NLOOPS; l++) {
 		memcpy(sorted, us[l], n * sizeof(*sorted));
 		med[l] = quantile(sorted, n, 0.5) / half;
 		printf("%-14s %.3f us (half round trip, median batch)\n",
-		       loop_name[l], med[l]);
+		       loop_name(l), med[l]);
 	}
-	report_ratio(o, us, med, LOOP_CORE, LOOP_PERFTEST, ratio);
-	report_ratio(o, us, med, LOOP_CORE, LOOP_LEAN, ratio);
-	report_ratio(o, us, med, LOOP_IT, LOOP_PERFTEST, ratio);
-	report_ratio(o, us, med, LOOP_IT, LOOP_LEAN, ratio);
+	report_ratio(o, us, med, LOOP_CORE, LOOP_BASE0, ratio);
+	report_ratio(o, us, med, LOOP_CORE, LOOP_BASE1, ratio);
+	report_ratio(o, us, med, LOOP_IT, LOOP_BASE0, ratio);
+	report_ratio(o, us, med, LOOP_IT, LOOP_BASE1, ratio);
 out:
 	free(sorted);
 	free(ratio);
@@ -329,7 +354,7 @@ static void itapi_side_close(struct itapi_side *t)
 }
 
 /*
- * Connects the three sides: the server listens for the raw and core
+ * Connects the three sides: the server listens for the baseline and core
  * connections before it accepts the IT-API one, which the client makes
  * first.
  */
@@ -339,21 +364,20 @@ static int connect_all(const struct ab_opts *o, bool server, struct sides *sd)
 	it_listen_handle_t l;
 	it_event_t ev;
 
-	sd->raw.size = o->it.size;
 	if (server) {
-		if (raw_listen(&sd->raw, port + 1) ||
+		if (ab_base_listen(sd->base, port + 1) ||
 		    core_side_listen(&sd->core, port + 2) ||
 		    itx_post_recv(sd->it.ep, &sd->it.rbuf, sd->it.size) ||
 		    itx_listen(&sd->it.x, &o->it, &l) ||
 		    itx_accept(&sd->it.x, sd->it.ep, NULL, 0))
 			return -1;
-		return raw_accept(&sd->raw) || core_side_accept(&sd->core) ?
+		return ab_base_accept(sd->base) || core_side_accept(&sd->core) ?
 			       -1 :
 			       0;
 	}
 	if (itx_connect(&sd->it.x, &o->it, sd->it.ep, &ev) ||
 	    itx_post_recv(sd->it.ep, &sd->it.rbuf, sd->it.size) ||
-	    raw_connect(&sd->raw, o->it.server, port + 1))
+	    ab_base_connect(sd->base, o->it.server, port + 1))
 		return -1;
 	return core_side_connect(&sd->core, o->it.server, port + 2);
 }
@@ -363,16 +387,16 @@ static int connect_all(const struct ab_opts *o, bool server, struct sides *sd)
  * loop once (a Williams square), one order per round in turn.
  */
 static const enum loop round_order[NLOOPS][NLOOPS] = {
-	{ LOOP_PERFTEST, LOOP_LEAN, LOOP_IT, LOOP_CORE },
-	{ LOOP_LEAN, LOOP_CORE, LOOP_PERFTEST, LOOP_IT },
-	{ LOOP_CORE, LOOP_IT, LOOP_LEAN, LOOP_PERFTEST },
-	{ LOOP_IT, LOOP_PERFTEST, LOOP_CORE, LOOP_LEAN },
+	{ LOOP_BASE0, LOOP_BASE1, LOOP_IT, LOOP_CORE },
+	{ LOOP_BASE1, LOOP_CORE, LOOP_BASE0, LOOP_IT },
+	{ LOOP_CORE, LOOP_IT, LOOP_BASE1, LOOP_BASE0 },
+	{ LOOP_IT, LOOP_BASE0, LOOP_CORE, LOOP_BASE1 },
 };
 
 static int side(const struct ab_opts *o, bool server)
 {
 	unsigned long sent[NLOOPS] = { 0 };
-	double *us[NLOOPS] = { NULL }, t0;
+	double *us[NLOOPS] = { NULL }, *rt = NULL, t0;
 	struct sides sd;
 	unsigned int k, j;
 	int ret = -1, l;
@@ -384,7 +408,12 @@ static int side(const struct ab_opts *o, bool server)
 		if (!us[l])
 			goto out;
 	}
-	if (itapi_side_open(&sd.it, o) ||
+	if (o->median && !server) {
+		rt = calloc(o->it.iters, sizeof(*rt));
+		if (!rt)
+			goto out;
+	}
+	if (ab_base_open(&sd.base, o->it.size) || itapi_side_open(&sd.it, o) ||
 	    core_side_open(&sd.core, o->it.dev, o->it.size) ||
 	    connect_all(o, server, &sd))
 		goto out;
@@ -394,25 +423,30 @@ static int side(const struct ab_opts *o, bool server)
 			loop = round_order[k % NLOOPS][j];
 			t0 = itx_now_us();
 			if (batch_run(&sd, loop, server, o->it.iters,
-				      &sent[loop], k == o->rounds))
+				      &sent[loop], k == o->rounds, rt))
 				goto out;
-			if (k)
-				us[loop][k - 1] = itx_now_us() - t0;
+			if (!k)
+				continue;
+			/* the median as if all took as long */
+			us[loop][k - 1] = rt ? quantile(rt, o->it.iters, 0.5) *
+							  o->it.iters :
+					       itx_now_us() - t0;
 		}
 	}
 	if (!server)
 		report(o, us);
-	if (raw_disconnect(&sd.raw, server) ||
+	if (ab_base_disconnect(sd.base, server) ||
 	    core_side_disconnect(&sd.core, server) ||
 	    itx_disconnect(&sd.it.x, &sd.it.ep, 1, server))
 		goto out;
 	ret = 0;
 out:
-	raw_close(&sd.raw);
+	ab_base_close(sd.base);
 	core_side_close(&sd.core);
 	itapi_side_close(&sd.it);
 	for (l = 0; l < NLOOPS; l++)
 		free(us[l]);
+	free(rt);
 	return ret;
 }
 
@@ -427,8 +461,11 @@ int main(int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt(argc, argv, "d:p:n:r:s:")) != -1) {
+	while ((c = getopt(argc, argv, "d:mp:n:r:s:")) != -1) {
 		switch (c) {
+		case 'm':
+			o.median = true;
+			break;
 		case 'd':
 			o.it.dev = optarg;
 			break;
@@ -456,7 +493,7 @@ int main(int argc, char **argv)
 	return side(&o, !o.it.server) ? 1 : 0;
 usage:
 	fprintf(stderr,
-		"usage: %s -d interface [-p port] [-n round trips] [-r rounds] [-s size] [server]\n",
+		"usage: %s -d interface [-m] [-p port] [-n round trips] [-r rounds] [-s size] [server]\n",
 		argv[0]);
 	return 2;
 }

@@ -26,7 +26,12 @@
 # INSTALL=0 (do not apt-get install missing peers), ROUNDS (1: the
 # programs take turns that many times, and every figure is the median of
 # its rounds: a host whose speed drifts while it runs moves them all
-# alike; the rounds' figures are in data/*-rounds.tsv).  Last, vm.sh runs the
+# alike; the rounds' figures are in data/*-rounds.tsv).  With tcp0, and
+# run from a build tree (PERF's folder holds tests/transports/tcp/
+# pingpong_ab: make it), tcp0's 8-byte latency is also measured in
+# batches that take turns with a bare socket's within one pair of
+# processes (ab-tcp.sh), which holds to about a hundredth where separate
+# runs scatter by several.  Last, vm.sh runs the
 # verbs transport next to perftest in the lab VM (its results in vm/;
 # VM=0 leaves it out, and it says why when the VM cannot boot).
 set -u
@@ -206,6 +211,24 @@ libfabric() {
 	done
 }
 
+# ------------------------------------------------------------ tcp0 in turns
+tcp_turns() {
+	local build
+	build=$(dirname "$PERF")
+	case " $IFACES " in *" tcp0 "*) ;; *) return ;; esac
+	if [ ! -x "$build/tests/transports/tcp/pingpong_ab" ]; then
+		skip "tcp0 in turns" "no $build/tests/transports/tcp/pingpong_ab (make it in the build tree)"
+		return
+	fi
+	wait_quiet "ab-tcp"
+	log "tcp0 and a bare socket in turns (pingpong_ab)"
+	echo "(cd $build && CPU_A=$CPU_A CPU_B=$CPU_B tests/transports/tcp/ab-tcp.sh)" >> "$RES/commands.txt"
+	(cd "$build" && CPU_A=$CPU_A CPU_B=$CPU_B \
+		"$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/transports/tcp/ab-tcp.sh") \
+		> "$RES/logs/ab-tcp.log" 2>&1 ||
+		skip "tcp0 in turns" "failed: $(tail -1 "$RES/logs/ab-tcp.log")"
+}
+
 # ------------------------------------------------------------ ratios
 ratios() {
 	local L=$RES/data/lat.tsv B=$RES/data/bw.tsv
@@ -220,6 +243,11 @@ ratios() {
 		ratio "  shm0 lat_send / libfabric shm" "$L" "openrdma shm0 lat_send" "libfabric shm rdm" 8
 		ratio "  shm0 lat_write / UCX posix" "$L" "openrdma shm0 lat_write" "ucx posix tag_lat" 8
 		ratio "  self0 lat_send / UCX posix" "$L" "openrdma self0 lat_send" "ucx posix tag_lat" 8
+		if grep -q '^core/socket' "$RES/logs/ab-tcp.log" 2>/dev/null; then
+			echo
+			echo "tcp0, 8 B, in turns with a bare socket within one run (ab-tcp.sh):"
+			grep '^\(core\|IT-API\)/' "$RES/logs/ab-tcp.log" | sed 's/^/  /'
+		fi
 		echo
 		echo "one-way latency, 32 KiB (lower is better):"
 		ratio "  tcp0 lat_send / raw TCP socket" "$L" "openrdma tcp0 lat_send" "tcp socket ping-pong" 32768
@@ -253,6 +281,7 @@ for round in $(seq "$ROUNDS"); do
 	ucx
 	libfabric
 done
+tcp_turns
 median_rows "$RES/data/lat.tsv"
 median_rows "$RES/data/bw.tsv"
 ratios

@@ -28,8 +28,12 @@ args=(-m -d "$dev" -p "${AB_PORT:-18600}" -r "${AB_ROUNDS:-40}"
 	-n "${AB_ITERS:-2000}" -s "${AB_SIZE:-8}")
 
 [ -x "$prog" ] || { echo "ab-tcp: no $prog (make $prog)" >&2; exit 1; }
+# "192.0.2.2:37621", "[fe80::1]:37621", or without the port
 addr=$(LD_LIBRARY_PATH=$lib ./registry/openrdma-info -d "$dev" -v |
-	awk '$1 == "address:" { a = $2; sub(/:[0-9]+$/, "", a); gsub(/[][]/, "", a); print a; exit }')
+	awk '$1 == "address:" { a = $2
+		if (a ~ /^\[/) { sub(/\]:[0-9]+$/, "", a); sub(/^\[/, "", a) }
+		else if (gsub(/:/, ":", a) == 1) sub(/:[0-9]+$/, "", a)
+		print a; exit }')
 [ -n "$addr" ] || { echo "ab-tcp: no address for $dev" >&2; exit 1; }
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -81,6 +81,8 @@ bool tapi_next(it_evd_handle_t evd, uint64_t timeout_us, it_event_t *ev);
 
 /* Listens, connects a to it and accepts with b; both are established. */
 void tapi_connect(struct tapi *t, struct tapi_conn *c, bool three_way);
+/* The same with c->a and c->b the caller made (the rest of c is set). */
+void tapi_connect_eps(struct tapi *t, struct tapi_conn *c, bool three_way);
 /* Disconnects a: both endpoints report the disconnect. */
 void tapi_disconnect(struct tapi *t, struct tapi_conn *c);
 /*

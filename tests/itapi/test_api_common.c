@@ -249,11 +249,16 @@ static void established(struct tapi *t, struct tapi_conn *c)
 
 void tapi_connect(struct tapi *t, struct tapi_conn *c, bool three_way)
 {
-	it_event_t ev;
-
 	memset(c, 0, sizeof(*c));
 	c->a = tapi_rc_ep(t);
 	c->b = tapi_rc_ep(t);
+	tapi_connect_eps(t, c, three_way);
+}
+
+void tapi_connect_eps(struct tapi *t, struct tapi_conn *c, bool three_way)
+{
+	it_event_t ev;
+
 	cr_assert_eq(it_listen_create(t->ia, 0, t->creq, IT_LISTEN_NO_FLAG,
 				      &c->conn_qual, &c->listen),
 		     IT_SUCCESS);

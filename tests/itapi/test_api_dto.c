@@ -150,14 +150,11 @@ Test(itapi_dto, rdma_write_bad_key, .init = conn_setup, .fini = conn_teardown)
 Test(itapi_dto, fd_of_completions)
 {
 	it_ep_attributes_t a;
-	it_ep_handle_t active, passive;
+	it_ep_handle_t active;
 	struct tapi_buf src, dst;
-	it_listen_handle_t l;
 	it_lmr_triplet_t seg;
-	it_conn_qual_t cq;
 	struct pollfd pfd;
 	it_evd_handle_t sq;
-	it_path_t path;
 	it_event_t ev;
 	int fd = -1;
 
@@ -170,17 +167,9 @@ Test(itapi_dto, fd_of_completions)
 	a.srv.rc.atomics_enable = IT_FALSE;
 	cr_assert_eq(it_ep_rc_create(t.pz, sq, t.rq, t.cmsg, 0, &a, &active),
 		     IT_SUCCESS);
-	passive = tapi_rc_ep(&t);
-	cr_assert_eq(it_listen_create(t.ia, 0, t.creq, 0, &cq, &l), IT_SUCCESS);
-	tapi_path(&t, &path);
-	cr_assert_eq(it_ep_connect(active, &path, NULL, &cq,
-				   IT_CONNECT_FLAG_TWO_WAY, NULL, 0),
-		     IT_SUCCESS);
-	tapi_wait(t.creq, IT_CM_REQ_CONN_REQUEST_EVENT, &ev);
-	cr_assert_eq(it_ep_accept(passive, ev.conn_req.cn_est_id, NULL, 0),
-		     IT_SUCCESS);
-	tapi_wait(t.cmsg, IT_CM_MSG_CONN_ESTABLISHED_EVENT, NULL);
-	tapi_wait(t.cmsg, IT_CM_MSG_CONN_ESTABLISHED_EVENT, NULL);
+	c.a = active;
+	c.b = tapi_rc_ep(&t);
+	tapi_connect_eps(&t, &c, false);
 
 	tapi_buf_make(&t, &src, 64, IT_PRIV_LOCAL);
 	tapi_buf_make(&t, &dst, 64, IT_PRIV_ALL);

@@ -196,13 +196,9 @@ Test(itapi_refuse, srq_slot_is_given_back, .init = setup, .fini = teardown)
 {
 	struct tapi_buf src, dst;
 	it_ep_attributes_t a = tapi_rc_attr();
-	it_ep_handle_t passive, active;
 	it_srq_handle_t srq, fresh;
 	it_lmr_triplet_t seg;
-	it_listen_handle_t l;
-	it_conn_qual_t cq;
-	it_path_t path;
-	it_event_t ev;
+	struct tapi_conn c;
 	int i, n, cap;
 
 	tapi_require(t.info->srq_support, "SRQ");
@@ -216,20 +212,11 @@ Test(itapi_refuse, srq_slot_is_given_back, .init = setup, .fini = teardown)
 	cr_assert_eq(it_srq_create(t.pz, 1, 16, &srq), IT_SUCCESS);
 	a.srv.rc.srq = srq;
 	a.srv.rc.atomics_enable = IT_FALSE;
+	c.a = tapi_rc_ep(&t);
 	cr_assert_eq(it_ep_rc_create(t.pz, t.sq, t.rq, t.cmsg, IT_EP_SRQ, &a,
-				     &passive),
+				     &c.b),
 		     IT_SUCCESS);
-	cr_assert_eq(it_listen_create(t.ia, 0, t.creq, 0, &cq, &l), IT_SUCCESS);
-	tapi_path(&t, &path);
-	active = tapi_rc_ep(&t);
-	cr_assert_eq(it_ep_connect(active, &path, NULL, &cq,
-				   IT_CONNECT_FLAG_TWO_WAY, NULL, 0),
-		     IT_SUCCESS);
-	tapi_wait(t.creq, IT_CM_REQ_CONN_REQUEST_EVENT, &ev);
-	cr_assert_eq(it_ep_accept(passive, ev.conn_req.cn_est_id, NULL, 0),
-		     IT_SUCCESS);
-	tapi_wait(t.cmsg, IT_CM_MSG_CONN_ESTABLISHED_EVENT, NULL);
-	tapi_wait(t.cmsg, IT_CM_MSG_CONN_ESTABLISHED_EVENT, NULL);
+	tapi_connect_eps(&t, &c, false);
 
 	seg = tapi_seg(&dst, 0, 8);
 	post_refused(srq, &seg, -OPENRDMA_ENOMEM, IT_ERR_TOO_MANY_POSTS);
@@ -243,6 +230,5 @@ Test(itapi_refuse, srq_slot_is_given_back, .init = setup, .fini = teardown)
 	n = fill(srq, &dst, 64);
 	cr_assert_eq(n, cap, "%d receives fit, %d in a fresh SRQ", n, cap);
 	tapi_buf_make(&t, &src, (size_t)n * 8, IT_PRIV_LOCAL);
-	exchange(active, passive, &src, &dst, n);
-	cr_assert_eq(it_listen_free(l), IT_SUCCESS);
+	exchange(c.a, c.b, &src, &dst, n);
 }

@@ -38,21 +38,12 @@ static it_ep_handle_t srq_ep(it_srq_handle_t srq)
 }
 
 /* Connects a fresh endpoint to passive (which has the SRQ). */
-static it_ep_handle_t connect_to(it_ep_handle_t passive, it_conn_qual_t *cq,
-				 it_path_t *path)
+static it_ep_handle_t connect_to(it_ep_handle_t passive)
 {
-	it_ep_handle_t a = tapi_rc_ep(&t);
-	it_event_t ev;
+	struct tapi_conn c = { .a = tapi_rc_ep(&t), .b = passive };
 
-	cr_assert_eq(it_ep_connect(a, path, NULL, cq, IT_CONNECT_FLAG_TWO_WAY,
-				   NULL, 0),
-		     IT_SUCCESS);
-	tapi_wait(t.creq, IT_CM_REQ_CONN_REQUEST_EVENT, &ev);
-	cr_assert_eq(it_ep_accept(passive, ev.conn_req.cn_est_id, NULL, 0),
-		     IT_SUCCESS);
-	tapi_wait(t.cmsg, IT_CM_MSG_CONN_ESTABLISHED_EVENT, NULL);
-	tapi_wait(t.cmsg, IT_CM_MSG_CONN_ESTABLISHED_EVENT, NULL);
-	return a;
+	tapi_connect_eps(&t, &c, false);
+	return c.a;
 }
 
 Test(itapi_srq, create_arguments, .init = setup, .fini = teardown)
@@ -81,11 +72,8 @@ Test(itapi_srq, shared_by_endpoints, .init = setup, .fini = teardown)
 {
 	struct tapi_buf src, dst;
 	it_ep_handle_t p1, p2, a1, a2;
-	it_listen_handle_t l;
 	it_lmr_triplet_t seg;
 	it_srq_handle_t srq;
-	it_conn_qual_t cq;
-	it_path_t path;
 	it_event_t ev;
 	bool seen1 = false, seen2 = false;
 	int i;
@@ -94,10 +82,8 @@ Test(itapi_srq, shared_by_endpoints, .init = setup, .fini = teardown)
 	p1 = srq_ep(srq);
 	p2 = srq_ep(srq);
 	cr_assert_eq(it_srq_free(srq), IT_ERR_SRQ_BUSY);
-	cr_assert_eq(it_listen_create(t.ia, 0, t.creq, 0, &cq, &l), IT_SUCCESS);
-	tapi_path(&t, &path);
-	a1 = connect_to(p1, &cq, &path);
-	a2 = connect_to(p2, &cq, &path);
+	a1 = connect_to(p1);
+	a2 = connect_to(p2);
 
 	tapi_buf_make(&t, &src, 64, IT_PRIV_LOCAL);
 	tapi_buf_make(&t, &dst, 2 * 32, IT_PRIV_LOCAL);
@@ -138,12 +124,9 @@ Test(itapi_srq, low_watermark, .init = setup, .fini = teardown)
 	struct tapi_buf src, dst;
 	it_evd_handle_t aff;
 	it_ep_handle_t p1, a1;
-	it_listen_handle_t l;
 	it_lmr_triplet_t seg;
 	it_srq_handle_t srq;
 	it_srq_param_t p;
-	it_conn_qual_t cq;
-	it_path_t path;
 	it_event_t ev;
 	int i;
 
@@ -152,9 +135,7 @@ Test(itapi_srq, low_watermark, .init = setup, .fini = teardown)
 		     IT_SUCCESS);
 	cr_assert_eq(it_srq_create(t.pz, 1, 8, &srq), IT_SUCCESS);
 	p1 = srq_ep(srq);
-	cr_assert_eq(it_listen_create(t.ia, 0, t.creq, 0, &cq, &l), IT_SUCCESS);
-	tapi_path(&t, &path);
-	a1 = connect_to(p1, &cq, &path);
+	a1 = connect_to(p1);
 	tapi_buf_make(&t, &src, 8, IT_PRIV_LOCAL);
 	tapi_buf_make(&t, &dst, 8 * 4, IT_PRIV_LOCAL);
 	for (i = 0; i < 4; i++) {

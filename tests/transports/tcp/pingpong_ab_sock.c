@@ -182,33 +182,41 @@ int ab_base_connect(struct ab_base *b, const char *host, unsigned int port)
 	return 0;
 }
 
-/* Reads into buf, polling, until len bytes came (min 0: whatever comes
- * first); returns the count, or -1 at the end, an error or the timeout. */
-static ssize_t sock_read(struct ab_base *b, void *buf, size_t len, size_t min)
+/* One recv() into buf, polling until it brings something or the end:
+ * the count, 0 at the end, -1 on an error or the timeout. */
+static ssize_t sock_recv(struct ab_base *b, void *buf, size_t len)
 {
 	unsigned int empty = 0;
 	double deadline = 0;
-	size_t got = 0;
 	ssize_t n;
 
-	do {
-		n = recv(b->fd, (unsigned char *)buf + got, len - got,
-			 MSG_DONTWAIT);
-		if (n > 0) {
-			got += (size_t)n;
-			continue;
-		}
-		if (n == 0) {
-			fprintf(stderr, "socket: the peer closed\n");
-			return -1;
-		}
+	while ((n = recv(b->fd, buf, len, MSG_DONTWAIT)) < 0) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			return sock_fail("recv");
 		if (ab_poll_expired(&empty, &deadline)) {
 			fprintf(stderr, "socket: nothing came in time\n");
 			return -1;
 		}
-	} while (got < (min ? min : 1));
+	}
+	return n;
+}
+
+/* Reads into buf (len bytes at most) until min bytes came; returns the
+ * count, or -1 at the end, an error or the timeout. */
+static ssize_t sock_read(struct ab_base *b, void *buf, size_t len, size_t min)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	do {
+		n = sock_recv(b, (unsigned char *)buf + got, len - got);
+		if (n <= 0) {
+			if (!n)
+				fprintf(stderr, "socket: the peer closed\n");
+			return -1;
+		}
+		got += (size_t)n;
+	} while (got < min);
 	return (ssize_t)got;
 }
 
@@ -232,28 +240,17 @@ static int sock_write(struct ab_base *b, const void *buf, size_t len)
 /* The client shuts its side; each side then reads to the end. */
 int ab_base_disconnect(struct ab_base *b, bool server)
 {
-	unsigned int empty = 0;
-	double deadline = 0;
 	unsigned char c;
 	ssize_t n;
 
 	if (!server && shutdown(b->fd, SHUT_WR))
 		return sock_fail("shutdown");
-	for (;;) {
-		n = recv(b->fd, &c, 1, MSG_DONTWAIT);
-		if (n == 0)
-			break;
-		if (n > 0) {
-			fprintf(stderr,
-				"socket: bytes after the last message\n");
-			return -1;
-		}
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-			return sock_fail("recv");
-		if (ab_poll_expired(&empty, &deadline)) {
-			fprintf(stderr, "socket: the peer did not close\n");
-			return -1;
-		}
+	n = sock_recv(b, &c, 1);
+	if (n < 0)
+		return -1;
+	if (n > 0) {
+		fprintf(stderr, "socket: bytes after the last message\n");
+		return -1;
 	}
 	if (server && shutdown(b->fd, SHUT_WR))
 		return sock_fail("shutdown");

@@ -15,6 +15,7 @@
 
 #include "core/core.h"
 #include "core/export.h"
+#include "core/probe.h"
 
 enum cq_arm {
 	CQ_ARM_NONE,
@@ -301,7 +302,12 @@ OPENRDMA_EXPORT int openrdma_cq_poll(struct openrdma_cq *cq, int num_entries,
 			     num_entries, (void *)wc);
 		return -OPENRDMA_EINVAL;
 	}
-	return cq->obj.ctx->ops->cq_poll(cq, num_entries, wc);
+	ret = cq->obj.ctx->ops->cq_poll(cq, num_entries, wc);
+	if (ret > 0) {
+		core_probe_end(CORE_PROBE_SEG_RX, CORE_PROBE_RX);
+		core_probe_mark(CORE_PROBE_CQE);
+	}
+	return ret;
 }
 
 OPENRDMA_EXPORT int openrdma_cq_req_notify(struct openrdma_cq *cq,

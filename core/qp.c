@@ -4,6 +4,7 @@
 
 #include "core/core.h"
 #include "core/export.h"
+#include "core/probe.h"
 #include "core/qp_init.h"
 #include "core/qp_state.h"
 
@@ -216,6 +217,8 @@ OPENRDMA_EXPORT int openrdma_qp_post_send(struct openrdma_qp *qp,
 {
 	int ret;
 
+	core_probe_end(CORE_PROBE_SEG_APP, CORE_PROBE_CQE);
+	core_probe_mark(CORE_PROBE_POST);
 	ret = core_check(qp, OPENRDMA_OBJ_QP, "qp_post_send", "qp");
 	if (!ret && (!wr || !bad_wr)) {
 		core_arg_err("qp_post_send", "wr", "wr %p bad_wr %p",
@@ -227,7 +230,9 @@ OPENRDMA_EXPORT int openrdma_qp_post_send(struct openrdma_qp *qp,
 			*bad_wr = wr;
 		return ret;
 	}
-	return qp->obj.ctx->ops->qp_post_send(qp, wr, bad_wr);
+	ret = qp->obj.ctx->ops->qp_post_send(qp, wr, bad_wr);
+	core_probe_end(CORE_PROBE_SEG_RET, CORE_PROBE_SENT);
+	return ret;
 }
 
 OPENRDMA_EXPORT int openrdma_qp_post_recv(struct openrdma_qp *qp,

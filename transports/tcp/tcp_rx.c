@@ -17,6 +17,7 @@
 #include <openrdma/log.h>
 
 #include "transports/tcp/tcp.h"
+#include "core/probe.h"
 #include "core/sw/dma.h"
 
 /* Bytes one connection may consume per turn before the others. */
@@ -61,8 +62,10 @@ static ssize_t read_staging(struct tcp_conn *c)
 	n = tcp_sock_recv(c->poll.fd, rx->buf + rx->end, rx->cap - rx->end);
 	if (n < 0)
 		return n;
-	if (n)
+	if (n) {
 		tcp_conn_count(&c->rx_count);
+		core_probe_mark(CORE_PROBE_RX);
+	}
 	/* less than asked: the socket is empty, and what comes next raises
 	 * a new edge (or the next poll looks again): no recv() just to hear
 	 * EAGAIN */

@@ -18,6 +18,9 @@
  *
  * Both loops share the connection; they take turns, a ping-pong at a
  * time, so each finds it empty.
+ *
+ * Built with --enable-probes, the socket loop marks the points tcp0 marks
+ * (core/probe.h) with its own copy of the probes, printed as "baseline".
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -29,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/probe.h"
 #include "tests/perf/pingpong_ab.h"
 
 #define FR_MAGIC 0x4f52
@@ -73,6 +77,7 @@ struct ab_base {
 	unsigned int cq_head, cq_tail;
 	unsigned char *staging, *frame;
 	size_t st_off, st_len;
+	bool probe; /* the socket loop's turn: core/probe.h */
 };
 
 const struct ab_base_info ab_base_info = {
@@ -198,6 +203,8 @@ static ssize_t sock_recv(struct ab_base *b, void *buf, size_t len)
 			return -1;
 		}
 	}
+	if (n > 0 && b->probe)
+		core_probe_mark(CORE_PROBE_RX);
 	return n;
 }
 
@@ -226,8 +233,16 @@ static int sock_write(struct ab_base *b, const void *buf, size_t len)
 	ssize_t n;
 
 	while (done < len) {
+		if (b->probe) {
+			core_probe_end(CORE_PROBE_SEG_TX, CORE_PROBE_POST);
+			core_probe_mark(CORE_PROBE_SEND);
+		}
 		n = send(b->fd, (const unsigned char *)buf + done, len - done,
 			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (b->probe) {
+			core_probe_end(CORE_PROBE_SEG_SYSCALL, CORE_PROBE_SEND);
+			core_probe_mark(CORE_PROBE_SENT);
+		}
 		if (n > 0)
 			done += (size_t)n;
 		else if (errno != EAGAIN && errno != EWOULDBLOCK &&
@@ -293,10 +308,18 @@ static int framed_send(struct ab_base *b)
 
 int ab_base_send(struct ab_base *b, int l, bool signaled)
 {
+	int ret;
+
 	(void)signaled;
 	if (l == 1)
 		return framed_send(b);
-	return sock_write(b, b->sbuf, b->size);
+	b->probe = true;
+	core_probe_end(CORE_PROBE_SEG_APP, CORE_PROBE_CQE);
+	core_probe_mark(CORE_PROBE_POST);
+	ret = sock_write(b, b->sbuf, b->size);
+	core_probe_end(CORE_PROBE_SEG_RET, CORE_PROBE_SENT);
+	b->probe = false;
+	return ret;
 }
 
 /* One frame from the staging buffer, if all of it is there: checked,
@@ -371,7 +394,16 @@ static int framed_recv(struct ab_base *b)
 
 int ab_base_recv(struct ab_base *b, int l)
 {
+	ssize_t n;
+
 	if (l == 1)
 		return framed_recv(b);
-	return sock_read(b, b->rbuf, b->size, b->size) < 0 ? -1 : 0;
+	b->probe = true;
+	n = sock_read(b, b->rbuf, b->size, b->size);
+	b->probe = false;
+	if (n < 0)
+		return -1;
+	core_probe_end(CORE_PROBE_SEG_RX, CORE_PROBE_RX);
+	core_probe_mark(CORE_PROBE_CQE);
+	return 0;
 }

@@ -303,10 +303,8 @@ OPENRDMA_EXPORT int openrdma_cq_poll(struct openrdma_cq *cq, int num_entries,
 		return -OPENRDMA_EINVAL;
 	}
 	ret = cq->obj.ctx->ops->cq_poll(cq, num_entries, wc);
-	if (ret > 0) {
-		core_probe_end(CORE_PROBE_SEG_RX, CORE_PROBE_RX);
-		core_probe_mark(CORE_PROBE_CQE);
-	}
+	if (ret > 0)
+		core_probe_polled();
 	return ret;
 }
 

@@ -63,4 +63,34 @@ static inline void core_probe_end(enum core_probe_seg seg,
 }
 #endif
 
+/* The points of the path, as the library and a baseline mark them. */
+static inline void core_probe_polled(void)
+{
+	core_probe_end(CORE_PROBE_SEG_RX, CORE_PROBE_RX);
+	core_probe_mark(CORE_PROBE_CQE);
+}
+
+static inline void core_probe_post(void)
+{
+	core_probe_end(CORE_PROBE_SEG_APP, CORE_PROBE_CQE);
+	core_probe_mark(CORE_PROBE_POST);
+}
+
+static inline void core_probe_send(void)
+{
+	core_probe_end(CORE_PROBE_SEG_TX, CORE_PROBE_POST);
+	core_probe_mark(CORE_PROBE_SEND);
+}
+
+static inline void core_probe_sent(void)
+{
+	core_probe_end(CORE_PROBE_SEG_SYSCALL, CORE_PROBE_SEND);
+	core_probe_mark(CORE_PROBE_SENT);
+}
+
+static inline void core_probe_posted(void)
+{
+	core_probe_end(CORE_PROBE_SEG_RET, CORE_PROBE_SENT);
+}
+
 #endif /* CORE_PROBE_H */

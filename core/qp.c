@@ -217,8 +217,7 @@ OPENRDMA_EXPORT int openrdma_qp_post_send(struct openrdma_qp *qp,
 {
 	int ret;
 
-	core_probe_end(CORE_PROBE_SEG_APP, CORE_PROBE_CQE);
-	core_probe_mark(CORE_PROBE_POST);
+	core_probe_post();
 	ret = core_check(qp, OPENRDMA_OBJ_QP, "qp_post_send", "qp");
 	if (!ret && (!wr || !bad_wr)) {
 		core_arg_err("qp_post_send", "wr", "wr %p bad_wr %p",
@@ -231,7 +230,7 @@ OPENRDMA_EXPORT int openrdma_qp_post_send(struct openrdma_qp *qp,
 		return ret;
 	}
 	ret = qp->obj.ctx->ops->qp_post_send(qp, wr, bad_wr);
-	core_probe_end(CORE_PROBE_SEG_RET, CORE_PROBE_SENT);
+	core_probe_posted();
 	return ret;
 }
 

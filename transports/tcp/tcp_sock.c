@@ -77,19 +77,6 @@ int tcp_sock_rcvlowat(int fd, int bytes)
  * header and imports the iovecs, which costs a small frame more than
  * gathering its few bytes here (0.13 us of a 3.8 us half round trip).
  */
-/* core/probe.h: the post's path reaches the kernel */
-static void probe_send(void)
-{
-	core_probe_end(CORE_PROBE_SEG_TX, CORE_PROBE_POST);
-	core_probe_mark(CORE_PROBE_SEND);
-}
-
-static void probe_sent(void)
-{
-	core_probe_end(CORE_PROBE_SEG_SYSCALL, CORE_PROBE_SEND);
-	core_probe_mark(CORE_PROBE_SENT);
-}
-
 ssize_t tcp_sock_send(int fd, const struct msghdr *msg)
 {
 	uint8_t flat[TCP_SOCK_FLAT_MAX];
@@ -105,19 +92,19 @@ ssize_t tcp_sock_send(int fd, const struct msghdr *msg)
 			       msg->msg_iov[i].iov_len);
 			len += msg->msg_iov[i].iov_len;
 		}
-		probe_send();
+		core_probe_send();
 		do {
 			n = sys_sendto(fd, flat, len,
 				       MSG_NOSIGNAL | MSG_DONTWAIT);
 		} while (n < 0 && errno == EINTR);
-		probe_sent();
+		core_probe_sent();
 		return n < 0 ? -errno : n;
 	}
-	probe_send();
+	core_probe_send();
 	do {
 		n = sys_sendmsg(fd, msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 	} while (n < 0 && errno == EINTR);
-	probe_sent();
+	core_probe_sent();
 	return n < 0 ? -errno : n;
 }
 

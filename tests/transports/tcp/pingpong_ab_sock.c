@@ -233,16 +233,12 @@ static int sock_write(struct ab_base *b, const void *buf, size_t len)
 	ssize_t n;
 
 	while (done < len) {
-		if (b->probe) {
-			core_probe_end(CORE_PROBE_SEG_TX, CORE_PROBE_POST);
-			core_probe_mark(CORE_PROBE_SEND);
-		}
+		if (b->probe)
+			core_probe_send();
 		n = send(b->fd, (const unsigned char *)buf + done, len - done,
 			 MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (b->probe) {
-			core_probe_end(CORE_PROBE_SEG_SYSCALL, CORE_PROBE_SEND);
-			core_probe_mark(CORE_PROBE_SENT);
-		}
+		if (b->probe)
+			core_probe_sent();
 		if (n > 0)
 			done += (size_t)n;
 		else if (errno != EAGAIN && errno != EWOULDBLOCK &&
@@ -314,10 +310,9 @@ int ab_base_send(struct ab_base *b, int l, bool signaled)
 	if (l == 1)
 		return framed_send(b);
 	b->probe = true;
-	core_probe_end(CORE_PROBE_SEG_APP, CORE_PROBE_CQE);
-	core_probe_mark(CORE_PROBE_POST);
+	core_probe_post();
 	ret = sock_write(b, b->sbuf, b->size);
-	core_probe_end(CORE_PROBE_SEG_RET, CORE_PROBE_SENT);
+	core_probe_posted();
 	b->probe = false;
 	return ret;
 }
@@ -403,7 +398,6 @@ int ab_base_recv(struct ab_base *b, int l)
 	b->probe = false;
 	if (n < 0)
 		return -1;
-	core_probe_end(CORE_PROBE_SEG_RX, CORE_PROBE_RX);
-	core_probe_mark(CORE_PROBE_CQE);
+	core_probe_polled();
 	return 0;
 }

@@ -36,8 +36,10 @@ int __real_sw_srq_post_recv(struct sw_srq *ssrq, struct openrdma_recv_wr *wr,
 int __wrap_sw_srq_post_recv(struct sw_srq *ssrq, struct openrdma_recv_wr *wr,
 			    struct openrdma_recv_wr **bad_wr);
 
-/* Takes one refusal, if one is left: its code, else 0. */
-static int refusal(void)
+/* Takes one refusal, if one is left: its code (wr is then the refused
+ * one), else 0. */
+static int refusal(struct openrdma_recv_wr *wr,
+		   struct openrdma_recv_wr **bad_wr)
 {
 	int left = atomic_load(&refuse_left);
 
@@ -45,6 +47,7 @@ static int refusal(void)
 		if (atomic_compare_exchange_weak(&refuse_left, &left,
 						 left - 1)) {
 			atomic_fetch_add(&refused, 1);
+			*bad_wr = wr;
 			return atomic_load(&refuse_code);
 		}
 	return 0;
@@ -53,25 +56,17 @@ static int refusal(void)
 int __wrap_sw_qp_post_recv(struct sw_qp *sqp, struct openrdma_recv_wr *wr,
 			   struct openrdma_recv_wr **bad_wr)
 {
-	int code = refusal();
+	int code = refusal(wr, bad_wr);
 
-	if (code) {
-		*bad_wr = wr;
-		return code;
-	}
-	return __real_sw_qp_post_recv(sqp, wr, bad_wr);
+	return code ? code : __real_sw_qp_post_recv(sqp, wr, bad_wr);
 }
 
 int __wrap_sw_srq_post_recv(struct sw_srq *ssrq, struct openrdma_recv_wr *wr,
 			    struct openrdma_recv_wr **bad_wr)
 {
-	int code = refusal();
+	int code = refusal(wr, bad_wr);
 
-	if (code) {
-		*bad_wr = wr;
-		return code;
-	}
-	return __real_sw_srq_post_recv(ssrq, wr, bad_wr);
+	return code ? code : __real_sw_srq_post_recv(ssrq, wr, bad_wr);
 }
 
 static void refuse(int n, int code)

@@ -133,6 +133,7 @@ struct tcp_ctx {
 	struct tcp_conn *ack_list; /* delayed acknowledgements, by deadline */
 	struct tcp_conn *rx_again; /* stopped reading on their budget */
 	struct tcp_conn *app_conns; /* read by polling applications */
+	uint64_t app_look; /* when tcp_poll_check looks at their clocks */
 	atomic_int app_count; /* how many */
 	atomic_bool app_asked; /* pollers ask for connections (tcp_poll.c) */
 	uint64_t next_sweep;
@@ -764,8 +765,9 @@ void tcp_poll_drive(struct tcp_cq *cq);
 void tcp_poll_rx_event(struct tcp_conn *conn);
 /* Progress thread: hands connections over that their pollers asked for. */
 void tcp_poll_asked(struct tcp_ctx *tctx);
-/* Progress thread: takes back connections whose pollers stopped; returns
- * when to look again (ns), 0 if none is handed out. */
+/* Progress thread, on each turn: takes back connections whose pollers
+ * stopped or armed their CQs; returns when to look again (ns), 0 if none
+ * is handed out. */
 uint64_t tcp_poll_check(struct tcp_ctx *tctx, uint64_t now);
 /* Progress thread, teardown: takes conn back. */
 void tcp_poll_release(struct tcp_conn *conn);

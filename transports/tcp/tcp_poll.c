@@ -389,9 +389,12 @@ static void take_back(struct tcp_conn *conn)
 	tcp_conn_put(conn);
 }
 
-/* Did a busy poller at conn's CQs stamp its poll clock since the last
- * look?  (A poller stamps it every few empty polls.) */
-static bool polled_since(struct tcp_conn *conn)
+/*
+ * Is a busy poller still at conn's CQs?  On a look, only if it stamped its
+ * poll clock since the previous look (a poller stamps it every few empty
+ * polls); between looks, if a CQ is still polled rather than armed.
+ */
+static bool still_polled(struct tcp_conn *conn, bool look)
 {
 	struct tcp_cq *cq[2];
 	uint64_t stamp;
@@ -403,6 +406,10 @@ static bool polled_since(struct tcp_conn *conn)
 		if (!cq[i] ||
 		    !atomic_load_explicit(&cq[i]->busy, memory_order_relaxed))
 			continue;
+		if (!look) {
+			moved = true;
+			continue;
+		}
 		stamp = atomic_load_explicit(&cq[i]->last_poll,
 					     memory_order_relaxed);
 		if (stamp != conn->poll_seen[i])
@@ -412,19 +419,28 @@ static bool polled_since(struct tcp_conn *conn)
 	return moved;
 }
 
+/*
+ * The progress thread turns for every event and deadline of the context,
+ * often microseconds apart: the pollers' clocks are compared only every
+ * APP_CHECK_NS, or a slow poller between two stamps would lose its
+ * connections to a turn that came for something else.
+ */
 uint64_t tcp_poll_check(struct tcp_ctx *tctx, uint64_t now)
 {
 	struct tcp_conn *conn, *tmp;
+	bool look = now >= tctx->app_look;
 
 	DL_FOREACH_SAFE2(tctx->app_conns, conn, tmp, app_next)
 	{
 		if (atomic_load(&conn->state) != TCP_CONN_OPEN ||
-		    !polled_since(conn))
+		    !still_polled(conn, look))
 			take_back(conn);
-		else
+		else if (look)
 			(void)drive_tx(conn);
 	}
-	return tctx->app_conns ? now + APP_CHECK_NS : 0;
+	if (look)
+		tctx->app_look = now + APP_CHECK_NS;
+	return tctx->app_conns ? tctx->app_look : 0;
 }
 
 void tcp_poll_release(struct tcp_conn *conn)

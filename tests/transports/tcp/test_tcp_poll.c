@@ -8,14 +8,18 @@
  * its connection before (the busy poller here usually reads the socket
  * before the progress thread wakes, which then leaves the connection to
  * the thread; a progress thread that ignored EPOLLOUT fails the test).
+ * Also: which connections a busy poller keeps, and acknowledgements
+ * written by whoever reads.
  */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
 
+#include "transports/tcp/tcp.h"
 #include "tt.h"
 
 #define MIB (1u << 20)
@@ -184,4 +188,90 @@ Test(tcp_poll, long_write_acknowledged_by_the_progress_thread, .timeout = 60)
 Test(tcp_poll, long_write_acknowledged_by_a_busy_poller, .timeout = 60)
 {
 	long_write_acknowledged(true);
+}
+
+/*
+ * A slow poller pauses between polls; its stamps of the poll clock (one in
+ * four empty polls) then come some 400 us apart: more than 200 us, within
+ * the progress thread's millisecond between looks.  A phase counts only
+ * if no stamp came over SLOW_STAMP_NS after the one before (nor the end
+ * after the last): a thread the host preempts for longer did stop
+ * polling.
+ */
+#define SLOW_PAUSE_US 50
+#define SLOW_STAMP_NS (900 * 1000u)
+#define SLOW_PHASE_MS 10
+#define SLOW_PHASES 3
+#define SLOW_TRIES 200
+
+/* The clock the poller stamps (tcp_now()). */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Polls s's CQ slowly for a phase; returns whether its connection stayed
+ * with it, and in *steady whether the stamps kept their pace. */
+static bool slow_phase(struct tt_side *s, bool *steady)
+{
+	struct tcp_ctx *tctx = to_tcp_ctx(s->ctx);
+	struct tcp_cq *tcq = to_tcp_cq(s->cq);
+	uint64_t t, end = now_ns() + SLOW_PHASE_MS * 1000000u;
+	struct openrdma_wc wc;
+
+	*steady = true;
+	for (;;) {
+		/* this thread stamps it: never after t */
+		t = now_ns();
+		if (t - atomic_load(&tcq->last_poll) > SLOW_STAMP_NS)
+			*steady = false;
+		if (t >= end || atomic_load(&tctx->app_count) != 1)
+			break;
+		cr_assert_eq(openrdma_cq_poll(s->cq, 1, &wc), 0);
+		tcp_progress_wake(tctx);
+		usleep(SLOW_PAUSE_US);
+	}
+	return atomic_load(&tctx->app_count) == 1;
+}
+
+/*
+ * A poller whose polls are slow (under valgrind, say) is still polling:
+ * it keeps the connection handed to it across the progress thread's
+ * looks, as long as it stamps its clock between them.  The progress
+ * thread is woken after every poll, as other work of the context would
+ * (a spinning one turns back to back): taken back when the stamp was over
+ * 200 us old, or at any turn that found no stamp since the one before,
+ * the connection was lost in every phase.  One that stops is taken back
+ * (tcp_fault's killed_peer_of_a_poller_that_stopped).
+ */
+Test(tcp_poll, slow_poller_keeps_its_connection, .timeout = 60)
+{
+	struct sockaddr_storage ss;
+	struct tt_side s, c;
+	int tries, phases = 0;
+	bool steady, kept;
+
+	tt_open(&s, "tcp0", 4096, TT_ACCESS, 0);
+	tt_open(&c, "tcp0", 4096, TT_ACCESS, 0x44);
+	tt_qp(&s, OPENRDMA_QPT_RC);
+	tt_qp(&c, OPENRDMA_QPT_RC);
+	tt_listen_addr(&s, &ss);
+	tt_cm_connect(&s, &c, (struct sockaddr *)&ss);
+	for (tries = 0; tries < SLOW_TRIES && phases < SLOW_PHASES; tries++) {
+		if (atomic_load(&to_tcp_ctx(s.ctx)->app_count) != 1)
+			tt_hand_to_poller(&s, &c, (uintptr_t)s.buf, s.mr->rkey);
+		kept = slow_phase(&s, &steady);
+		if (!steady)
+			continue;
+		cr_assert(kept, "a slow poller lost its connection");
+		phases++;
+	}
+	cr_assert_eq(phases, SLOW_PHASES,
+		     "the poller kept its pace in %d of %d phases", phases,
+		     tries);
+	tt_close(&c);
+	tt_close(&s);
 }

@@ -14,7 +14,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -204,28 +203,19 @@ Test(tcp_poll, long_write_acknowledged_by_a_busy_poller, .timeout = 60)
 #define SLOW_PHASES 3
 #define SLOW_TRIES 200
 
-/* The clock the poller stamps (tcp_now()). */
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Polls s's CQ slowly for a phase; returns whether its connection stayed
  * with it, and in *steady whether the stamps kept their pace. */
 static bool slow_phase(struct tt_side *s, bool *steady)
 {
 	struct tcp_ctx *tctx = to_tcp_ctx(s->ctx);
 	struct tcp_cq *tcq = to_tcp_cq(s->cq);
-	uint64_t t, end = now_ns() + SLOW_PHASE_MS * 1000000u;
+	uint64_t t, end = tcp_now() + SLOW_PHASE_MS * 1000000u;
 	struct openrdma_wc wc;
 
 	*steady = true;
 	for (;;) {
-		/* this thread stamps it: never after t */
-		t = now_ns();
+		/* this thread stamps it, with this clock: never after t */
+		t = tcp_now();
 		if (t - atomic_load(&tcq->last_poll) > SLOW_STAMP_NS)
 			*steady = false;
 		if (t >= end || atomic_load(&tctx->app_count) != 1)

@@ -398,7 +398,7 @@ static bool still_polled(struct tcp_conn *conn, bool look)
 {
 	struct tcp_cq *cq[2];
 	uint64_t stamp;
-	bool moved = false;
+	bool polled = false;
 	int i;
 
 	drive_cqs(conn, cq);
@@ -406,17 +406,15 @@ static bool still_polled(struct tcp_conn *conn, bool look)
 		if (!cq[i] ||
 		    !atomic_load_explicit(&cq[i]->busy, memory_order_relaxed))
 			continue;
-		if (!look) {
-			moved = true;
-			continue;
-		}
+		if (!look)
+			return true;
 		stamp = atomic_load_explicit(&cq[i]->last_poll,
 					     memory_order_relaxed);
 		if (stamp != conn->poll_seen[i])
-			moved = true;
+			polled = true;
 		conn->poll_seen[i] = stamp;
 	}
-	return moved;
+	return polled;
 }
 
 /*

@@ -89,7 +89,8 @@ typedef int (*core_evd_wc_fn)(void *arg, const struct openrdma_wc *wc,
 			      void *rec);
 /* *dst is preset to the bound EVD; set it to route the event elsewhere
  * (an EVD with a CM stream and the same rec_size that the front end keeps
- * alive). */
+ * alive while the event's id lives: the event is acknowledged after its
+ * delivery, so destroying the id waits for it). */
 typedef int (*core_evd_cm_fn)(void *arg, const struct openrdma_cm_event *ev,
 			      void *rec, struct core_evd **dst);
 /* cq_evd: for an event about a CQ, the EVD that CQ is bound to, or NULL. */

@@ -3,7 +3,10 @@
  * CM channels as the source of CM EVDs.  The dispatcher reads the channel;
  * the converter may route each event to another EVD, because the ids of
  * accepted connections report on their listener's channel while the
- * front ends want their events on the endpoint's own EVD.
+ * front ends want their events on the endpoint's own EVD.  An event is
+ * acknowledged after its delivery: until then the id (or listener) it is
+ * about cannot be destroyed, so neither can its owner nor the EVD the
+ * owner routes to.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -58,9 +61,11 @@ static void cm_handler(void *arg)
 			break;
 		dst = src->evd;
 		ret = src->convert(src->arg, ev, src->rec, &dst);
-		openrdma_cm_event_ack(ev);
 		if (!ret)
 			cm_deliver(src, dst);
+		/* only now: destroying the id waits for the ack, and dst
+		 * lives as long as the id's owner */
+		openrdma_cm_event_ack(ev);
 	}
 	if (ret != -OPENRDMA_EAGAIN)
 		openrdma_dbg(EVD_LOG, "cm_event_get: %s",

@@ -946,81 +946,166 @@ static uint32_t cm_next(struct core_evd *evd, struct trec *r)
 	return r->producer;
 }
 
-Test(evd_source, cm_events_and_a_peer_disconnect, .init = self_open,
-     .fini = self_close)
-{
-	struct core_evd *req = cm_evd(CORE_EVD_STREAM_CM_REQ),
-			*srv = cm_evd(CORE_EVD_STREAM_CM_MSG),
-			*cli = cm_evd(CORE_EVD_STREAM_CM_MSG);
-	struct cm_route route_l = { .srv = srv }, route_c = { 0 };
+/* A listener and a client on self0, their channels bound to EVDs. */
+struct cm_pair {
+	struct core_evd *req, *srv, *cli;
+	struct cm_route route_l, route_c;
 	struct openrdma_cm_channel *chl, *chc;
 	struct openrdma_cm_id *lid, *cid, *sid;
-	struct openrdma_qp *qpc = rc_qp(), *qps = rc_qp();
+	struct openrdma_qp *qpc, *qps;
+};
+
+/* Connects p's client to its listener; sid is the accepted id. */
+static void cm_pair_connect(struct cm_pair *p)
+{
 	struct openrdma_conn_param param = { .retry_count = 7 };
 	struct openrdma_port_attr port;
 	struct sockaddr_storage addr;
 	struct trec r;
 	int ret;
 
+	*p = (struct cm_pair){ .req = cm_evd(CORE_EVD_STREAM_CM_REQ),
+			       .srv = cm_evd(CORE_EVD_STREAM_CM_MSG),
+			       .cli = cm_evd(CORE_EVD_STREAM_CM_MSG),
+			       .qpc = rc_qp(),
+			       .qps = rc_qp() };
+	p->route_l.srv = p->srv;
 	cr_assert_eq(openrdma_port_query(res.ctx, 1, &port), 0);
-	cr_assert_eq(openrdma_cm_channel_create(res.ctx, &chl), 0);
-	cr_assert_eq(openrdma_cm_channel_create(res.ctx, &chc), 0);
-	cr_assert_eq(core_evd_cm_bind(req, chl, cm_to_rec, &route_l), 0);
-	cr_assert_eq(core_evd_cm_bind(cli, chl, cm_to_rec, &route_c),
-		     -OPENRDMA_EEXIST, "a channel feeds one binding");
-	cr_assert_eq(core_evd_cm_bind(cli, chc, cm_to_rec, &route_c), 0);
-	cr_assert_eq(openrdma_cm_id_create(res.ctx, chl, NULL, OPENRDMA_PS_TCP,
-					   &lid),
+	cr_assert_eq(openrdma_cm_channel_create(res.ctx, &p->chl), 0);
+	cr_assert_eq(openrdma_cm_channel_create(res.ctx, &p->chc), 0);
+	cr_assert_eq(core_evd_cm_bind(p->req, p->chl, cm_to_rec, &p->route_l),
 		     0);
-	cr_assert_eq(openrdma_cm_id_create(res.ctx, chc, NULL, OPENRDMA_PS_TCP,
-					   &cid),
+	cr_assert_eq(core_evd_cm_bind(p->cli, p->chl, cm_to_rec, &p->route_c),
+		     -OPENRDMA_EEXIST, "a channel feeds one binding");
+	cr_assert_eq(core_evd_cm_bind(p->cli, p->chc, cm_to_rec, &p->route_c),
+		     0);
+	cr_assert_eq(openrdma_cm_id_create(res.ctx, p->chl, NULL,
+					   OPENRDMA_PS_TCP, &p->lid),
+		     0);
+	cr_assert_eq(openrdma_cm_id_create(res.ctx, p->chc, NULL,
+					   OPENRDMA_PS_TCP, &p->cid),
 		     0);
 	addr = port.addr;
-	ret = openrdma_cm_listen(lid, (struct sockaddr *)&addr, 4);
+	ret = openrdma_cm_listen(p->lid, (struct sockaddr *)&addr, 4);
 	if (ret == -OPENRDMA_EOPNOTSUPP)
 		cr_skip_test("self0 has no CM");
 	cr_assert_eq(ret, 0);
-	cr_assert_eq(openrdma_cm_local_addr(lid, &addr), 0);
+	cr_assert_eq(openrdma_cm_local_addr(p->lid, &addr), 0);
 
-	cr_assert_eq(openrdma_cm_connect(cid, qpc, (struct sockaddr *)&addr,
-					 &param),
+	cr_assert_eq(openrdma_cm_connect(p->cid, p->qpc,
+					 (struct sockaddr *)&addr, &param),
 		     0);
-	cr_assert_eq(cm_next(req, &r), OPENRDMA_CM_EVENT_CONNECT_REQUEST);
-	sid = (struct openrdma_cm_id *)(uintptr_t)r.stamp_ns;
-	cr_assert_not_null(sid);
-	cr_assert_eq(openrdma_cm_accept(sid, qps, &param), 0);
-	cr_assert_eq(cm_next(cli, &r), OPENRDMA_CM_EVENT_ESTABLISHED);
+	cr_assert_eq(cm_next(p->req, &r), OPENRDMA_CM_EVENT_CONNECT_REQUEST);
+	p->sid = (struct openrdma_cm_id *)(uintptr_t)r.stamp_ns;
+	cr_assert_not_null(p->sid);
+	cr_assert_eq(openrdma_cm_accept(p->sid, p->qps, &param), 0);
+	cr_assert_eq(cm_next(p->cli, &r), OPENRDMA_CM_EVENT_ESTABLISHED);
 	/* routed by the converter from the listener's channel */
-	cr_assert_eq(cm_next(srv, &r), OPENRDMA_CM_EVENT_ESTABLISHED);
-	cr_assert_eq(r.stamp_ns, (uintptr_t)sid);
+	cr_assert_eq(cm_next(p->srv, &r), OPENRDMA_CM_EVENT_ESTABLISHED);
+	cr_assert_eq(r.stamp_ns, (uintptr_t)p->sid);
+}
 
-	/* the peer disconnects: the server side learns it on its EVD */
-	cr_assert_eq(openrdma_cm_disconnect(cid, NULL, 0), 0);
-	cr_assert_eq(cm_next(srv, &r), OPENRDMA_CM_EVENT_DISCONNECTED);
-	cr_assert_eq(core_evd_dequeue(req, &r), -OPENRDMA_EAGAIN);
+static void cm_pair_close(struct cm_pair *p)
+{
+	struct openrdma_cm_event *ev;
 
-	cr_assert_eq(core_evd_cm_unbind(req, chl), 0);
-	cr_assert_eq(core_evd_cm_unbind(req, chl), -OPENRDMA_ENOENT);
-	core_evd_free(cli); /* unbinds chc */
+	if (p->sid)
+		openrdma_cm_id_destroy(p->sid);
+	openrdma_cm_id_destroy(p->cid);
+	openrdma_cm_id_destroy(p->lid);
+	core_evd_free(p->cli); /* unbinds chc */
+	core_evd_free(p->req);
 	cr_assert_eq(core_evd_engine_threads(), 0);
-	openrdma_cm_id_destroy(sid);
-	openrdma_cm_id_destroy(cid);
-	openrdma_cm_id_destroy(lid);
 	/* drain what the channels still hold before destroying them */
-	{
-		struct openrdma_cm_event *ev;
+	while (openrdma_cm_event_get(p->chl, &ev) == 0)
+		openrdma_cm_event_ack(ev);
+	while (openrdma_cm_event_get(p->chc, &ev) == 0)
+		openrdma_cm_event_ack(ev);
+	cr_assert_eq(openrdma_cm_channel_destroy(p->chl), 0);
+	cr_assert_eq(openrdma_cm_channel_destroy(p->chc), 0);
+	cr_assert_eq(openrdma_qp_destroy(p->qpc), 0);
+	cr_assert_eq(openrdma_qp_destroy(p->qps), 0);
+	core_evd_free(p->srv);
+}
 
-		while (openrdma_cm_event_get(chl, &ev) == 0)
-			openrdma_cm_event_ack(ev);
-		while (openrdma_cm_event_get(chc, &ev) == 0)
-			openrdma_cm_event_ack(ev);
-	}
-	cr_assert_eq(openrdma_cm_channel_destroy(chl), 0);
-	cr_assert_eq(openrdma_cm_channel_destroy(chc), 0);
-	cr_assert_eq(openrdma_qp_destroy(qpc), 0);
-	cr_assert_eq(openrdma_qp_destroy(qps), 0);
-	core_evd_free(req);
-	core_evd_free(srv);
+Test(evd_source, cm_events_and_a_peer_disconnect, .init = self_open,
+     .fini = self_close)
+{
+	struct cm_pair p;
+	struct trec r;
+
+	cm_pair_connect(&p);
+	/* the peer disconnects: the server side learns it on its EVD */
+	cr_assert_eq(openrdma_cm_disconnect(p.cid, NULL, 0), 0);
+	cr_assert_eq(cm_next(p.srv, &r), OPENRDMA_CM_EVENT_DISCONNECTED);
+	cr_assert_eq(core_evd_dequeue(p.req, &r), -OPENRDMA_EAGAIN);
+	cr_assert_eq(core_evd_cm_unbind(p.req, p.chl), 0);
+	cr_assert_eq(core_evd_cm_unbind(p.req, p.chl), -OPENRDMA_ENOENT);
+	cm_pair_close(&p);
+}
+
+struct cm_hold {
+	struct cm_pair *p;
+	pthread_t destroyer;
+	atomic_bool destroyed;
+	bool destroyed_in_hold;
+};
+
+static void *destroy_sid(void *arg)
+{
+	struct cm_hold *h = arg;
+
+	cr_assert_eq(openrdma_cm_id_destroy(h->p->sid), 0);
+	atomic_store(&h->destroyed, true);
+	return NULL;
+}
+
+/*
+ * Under srv's lock, which the dispatcher needs to deliver: the peer
+ * disconnects, the event is converted (routed to srv), and another thread
+ * destroys the id it is about.  That must wait for the event's delivery.
+ */
+static void hold_srv(void *arg)
+{
+	struct cm_hold *h = arg;
+	int before = atomic_load(&h->p->route_l.converted);
+	uint64_t end;
+
+	cr_assert_eq(openrdma_cm_disconnect(h->p->cid, NULL, 0), 0);
+	end = t_now_ns() + 5000000000u;
+	while (atomic_load(&h->p->route_l.converted) == before &&
+	       t_now_ns() < end)
+		t_sleep_ms(1);
+	cr_assert_neq(atomic_load(&h->p->route_l.converted), before);
+	cr_assert_eq(pthread_create(&h->destroyer, NULL, destroy_sid, h), 0);
+	end = t_now_ns() + 300000000u;
+	while (!atomic_load(&h->destroyed) && t_now_ns() < end)
+		t_sleep_ms(1);
+	h->destroyed_in_hold = atomic_load(&h->destroyed);
+}
+
+/*
+ * An event routed elsewhere is delivered before it is acknowledged: the
+ * front end keeps the destination alive only as long as the id's owner,
+ * which goes once destroying the id returns.  Acknowledged first, a DAT
+ * EVD freed right after its EP was pushed into after its free.
+ */
+Test(evd_source, cm_id_destroy_waits_for_a_routed_delivery, .init = self_open,
+     .fini = self_close)
+{
+	struct cm_pair p;
+	struct cm_hold h = { .p = &p };
+	struct trec r;
+
+	cm_pair_connect(&p);
+	core_evd_locked(p.srv, hold_srv, &h);
+	cr_assert_eq(pthread_join(h.destroyer, NULL), 0);
+	cr_assert_not(h.destroyed_in_hold,
+		      "the id went before its event was delivered");
+	p.sid = NULL;
+	cr_assert_eq(core_evd_dequeue(p.srv, &r), 0);
+	cr_assert_eq(r.producer, OPENRDMA_CM_EVENT_DISCONNECTED);
+	cm_pair_close(&p);
 }
 
 /* ------------------------------------------------------------ async routing */

@@ -6,6 +6,14 @@
  * notifications, plus a record per attached CQ: its arm state and its
  * notifications, queued and taken.  Every notification holds a reference
  * on its CQ from openrdma_cq_notify() until openrdma_cq_events_ack().
+ *
+ * Arming and notifying are a Dekker pair: the transport stores a
+ * completion, then loads the channel's arm count (openrdma_cq_notify());
+ * the application stores the arm, then polls, and a poll of an empty CQ
+ * may read its count without a lock (core/sw/cq.c).  Each side needs a
+ * full fence between its store and its load, or both miss (x86 lets a
+ * load pass an earlier store to another line), and the application
+ * sleeps on a completion already queued.
  */
 #include <stdlib.h>
 #include <unistd.h>
@@ -332,6 +340,8 @@ OPENRDMA_EXPORT int openrdma_cq_req_notify(struct openrdma_cq *cq,
 		if (want > rec->armed)
 			rec->armed = want;
 		core_lock_release(&ch->lock);
+		/* before the caller's poll: see the top of the file */
+		atomic_thread_fence(memory_order_seq_cst);
 	}
 
 	ret = cq->obj.ctx->ops->cq_req_notify(cq, solicited_only);
@@ -349,8 +359,10 @@ OPENRDMA_EXPORT void openrdma_cq_notify(struct openrdma_cq *cq, bool solicited)
 	if (!cq || !cq->channel)
 		return;
 	ch = to_channel(cq->channel);
-	/* Sequentially consistent, paired with the arm in req_notify. */
-	if (!atomic_load(&ch->armed))
+	/* the completion pushed, then the arm read: see the top of the
+	 * file */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(&ch->armed, memory_order_relaxed))
 		return;
 
 	core_lock_acquire(&ch->lock);

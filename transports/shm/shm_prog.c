@@ -146,7 +146,8 @@ void shm_slot_del(struct shm_ctx *sctx, int slot)
 	slot_wait(s);
 }
 
-/* Whether a slot's rings have something, without taking them. */
+/* Whether a slot's rings have something: a hint, not trusted before
+ * sleeping (pass()). */
 static bool slot_pending(int kind, void *obj)
 {
 	struct shm_conn *conn;
@@ -160,27 +161,49 @@ static bool slot_pending(int kind, void *obj)
 	       atomic_load_explicit(&conn->streaming, memory_order_relaxed);
 }
 
-/* thorough: take every ring, not trusting the hints (before sleeping) */
-static int pass(struct shm_ctx *sctx, bool thorough)
+/*
+ * thorough: drain every ring, not trusting the hints (before sleeping);
+ * *held says one was held by another thread.
+ *
+ * A connection closed in another thread is freed, and its peer's segment
+ * unmapped, once its slot is free and no longer taken (shm_slot_del()):
+ * an application thread takes a slot before it looks at its rings, even
+ * for the hint.  The progress thread looks first and takes only a slot
+ * with work (an idle ring costs it two loads and no locked instruction):
+ * what a slot holds is freed only on this thread, or after a command it
+ * runs between passes (conn_close()), so nothing goes while it looks.
+ * Were it to take every slot, an application thread polling on its core
+ * would find the slot taken whenever it preempted the progress thread in
+ * the middle of a look, and wait for the scheduler.
+ */
+static int pass(struct shm_ctx *sctx, bool thorough, bool *held)
 {
 	struct shm_prog *pg = &sctx->prog;
 	uint32_t i, hwm = atomic_load_explicit(&pg->hwm, memory_order_acquire);
+	bool on_thread = shm_prog_on_thread(sctx);
+	bool peek = !thorough && on_thread, hint = !thorough && !on_thread;
 	struct shm_slot *s;
 	int n = 0, kind;
 
 	for (i = 0; i < hwm; i++) {
 		s = &pg->slots[i];
 		kind = atomic_load_explicit(&s->kind, memory_order_acquire);
-		/* an idle ring costs two loads: no atomic write */
 		if (kind == SHM_SLOT_FREE ||
-		    (!thorough && !slot_pending(kind, s->obj)))
+		    (peek && !slot_pending(kind, s->obj)))
 			continue;
 		if (!shm_slot_take(s)) {
 			/* another thread drains it, and may have looked
 			 * before an element whose producer saw us awake:
 			 * not a pass to go to sleep on */
 			if (thorough)
-				n++;
+				*held = true;
+			continue;
+		}
+		/* checked again now that we hold it: see shm_slot_del() */
+		kind = atomic_load(&s->kind);
+		if (kind == SHM_SLOT_FREE ||
+		    (hint && !slot_pending(kind, s->obj))) {
+			shm_slot_release(s);
 			continue;
 		}
 		/*
@@ -190,11 +213,9 @@ static int pass(struct shm_ctx *sctx, bool thorough)
 		 * see what it changed before (shm_slots_wait()).
 		 */
 		(void)atomic_load(&sctx->epoch.epoch);
-		/* checked again now that we hold it: see shm_slot_del() */
-		kind = atomic_load(&s->kind);
 		if (kind == SHM_SLOT_CONN)
 			n += shm_conn_rx(s->obj);
-		else if (kind == SHM_SLOT_LINK)
+		else
 			n += shm_link_rx(s->obj);
 		shm_slot_release(s);
 	}
@@ -203,7 +224,7 @@ static int pass(struct shm_ctx *sctx, bool thorough)
 
 int shm_prog_pass(struct shm_ctx *sctx)
 {
-	return pass(sctx, false);
+	return pass(sctx, false, NULL);
 }
 
 void shm_prog_arm_hint(struct shm_ctx *sctx)
@@ -364,11 +385,18 @@ static void blind_nap(struct shm_ctx *sctx)
  * wakes us, or for at most timeout_ns (< 0: no limit). */
 static void prog_sleep(struct shm_ctx *sctx, long timeout_ns)
 {
+	bool held = false;
+
 	atomic_store(&sctx->hdr->sleeping, 1);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (!pass(sctx, true) && !atomic_load(&sctx->prog.stop))
+	if (!pass(sctx, true, &held) && !held && !atomic_load(&sctx->prog.stop))
 		poll_sockets(sctx, timeout_ns);
 	atomic_store(&sctx->hdr->sleeping, 0);
+	/* the thread that holds a ring is often one we preempted on its
+	 * core, and looks at the ring for us: not a thread to spin
+	 * against */
+	if (held)
+		sched_yield();
 }
 
 static void *prog_main(void *arg)

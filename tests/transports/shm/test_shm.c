@@ -4,14 +4,18 @@
  * does not go: a peer killed with SIGKILL (flushes, events, nothing left
  * behind), the ring-copy fallback (forced by shm.cma, or found at connect
  * time when cross-memory attach is refused), the permissions of the
- * segments, other users, deregistration under a peer's writes,
- * blocking waits and busy polling.
+ * segments, other users, deregistration under a peer's writes, a
+ * connection closed while another thread polls, blocking waits and busy
+ * polling.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
@@ -597,6 +601,81 @@ Test(shm, segments_are_private)
 	st_close(&b);
 	st_close(&a);
 	cr_assert_eq(leftovers(), 0, "segments still open or mapped");
+}
+
+/* ------------------------------------------------------------------ */
+/* A connection closed while another thread polls                     */
+/* ------------------------------------------------------------------ */
+
+struct poller {
+	struct openrdma_cq *cq;
+	atomic_bool stop;
+	atomic_ulong polls;
+	int ret;
+};
+
+static void *poller_main(void *arg)
+{
+	struct poller *p = arg;
+	struct openrdma_wc wc;
+	int ret;
+
+	while (!atomic_load(&p->stop)) {
+		ret = openrdma_cq_poll(p->cq, 1, &wc);
+		if (ret) {
+			p->ret = ret;
+			break;
+		}
+		atomic_fetch_add(&p->polls, 1);
+	}
+	return NULL;
+}
+
+/*
+ * Every poll of a CQ passes over the rings of all of its context's
+ * connections, whichever QPs they serve.  A thread that destroys a QP
+ * frees its connection and unmaps the peer's segment: a poll in another
+ * thread must not be reading them.  It did, for a hint, without holding
+ * the ring's slot; ThreadSanitizer saw the free race with those reads
+ * (and, timed badly, the read faulted on the unmapped segment).
+ */
+Test(shm, connection_closed_under_a_polling_thread)
+{
+	struct child_arg arg = { .idle = true };
+	struct poller p = { 0 };
+	struct st_child child;
+	struct st_side a;
+	unsigned long before;
+	pthread_t thread;
+	int status;
+
+	st_child_start(&child, child_main, &arg);
+	cr_assert_eq(st_open(&a, false), 0);
+	st_child_go(&child, st_listen(&a));
+	st_accept(&a);
+	st_child_ready(&child);
+	cr_assert_eq(openrdma_cq_create(a.ctx, 16, NULL, NULL, 0, &p.cq), 0);
+	cr_assert_eq(pthread_create(&thread, NULL, poller_main, &p), 0);
+	while (atomic_load(&p.polls) < 1000 && !p.ret)
+		sched_yield();
+	/* as a front end frees an endpoint: its CM id, then its QP */
+	cr_assert_eq(openrdma_cm_id_destroy(a.id), 0);
+	a.id = NULL;
+	cr_assert_eq(openrdma_qp_destroy(a.qp), 0);
+	a.qp = NULL;
+	/* and the polls go on over what is left */
+	before = atomic_load(&p.polls);
+	while (atomic_load(&p.polls) < before + 1000 && !p.ret)
+		sched_yield();
+	atomic_store(&p.stop, true);
+	cr_assert_eq(pthread_join(thread, NULL), 0);
+	cr_assert_eq(p.ret, 0, "cq_poll: %s", openrdma_strerror(p.ret));
+	cr_assert_eq(openrdma_cq_destroy(p.cq), 0);
+
+	kill(child.pid, SIGKILL);
+	cr_assert_eq(waitpid(child.pid, &status, 0), child.pid);
+	close(child.ready_fd);
+	st_close(&a);
 }
 
 /* ------------------------------------------------------------------ */

@@ -17,7 +17,10 @@
  *
  * Lock order: cm_lock -> qp->conn_lock -> peer_lock, qp_lock, key_lock,
  * link_lock; then the queue locks of core/sw.  No lock is held while
- * blocking on a socket or calling shm_prog_run().
+ * blocking on a socket or calling shm_prog_run().  A receive slot
+ * (shm_slot_take) ranks after cm_lock: a thread may wait for one holding
+ * cm_lock (a DREQ drains the connection first), and none that holds one
+ * takes cm_lock.
  */
 #ifndef TRANSPORTS_SHM_SHM_H
 #define TRANSPORTS_SHM_SHM_H
@@ -303,7 +306,7 @@ struct shm_conn {
 	atomic_bool ack_held; /* one is, for the next pass (a hint) */
 	bool dropping; /* after a NAK: requests are dropped ... */
 	uint32_t drop_psn; /* ... until this one comes again */
-	int slot;
+	atomic_int slot; /* in prog.slots, -1 once closed */
 	atomic_bool dead; /* the peer QP is gone: requests fail */
 	atomic_bool cma; /* we may read and write the peer's memory */
 };
@@ -614,6 +617,9 @@ struct shm_conn *shm_conn_get(struct shm_qp *qp);
 struct shm_conn *shm_conn_get_gen(struct shm_qp *qp, uint32_t *gen);
 void shm_conn_put(struct shm_conn *conn);
 void shm_conn_rx_settle(struct shm_qp *qp);
+/* Drains what the peer wrote to qp's connection, waiting for a thread that
+ * holds its ring: before the QP dies of a DREQ or DETACH. */
+void shm_conn_rx_drain(struct shm_qp *qp);
 /* Drains the peer's requests; returns how many were handled. */
 int shm_conn_rx(struct shm_conn *conn);
 /* Waits for a key's accesses in flight by the initiators (dereg). */

@@ -660,7 +660,8 @@ static void peer_left(struct shm_cm_id *id, int type,
 		if (!died) {
 			/* answers the peer gave before it disconnected
 			 * complete their requests first */
-			shm_prog_pass(id->ctx);
+			if (id->base.qp)
+				shm_conn_rx_drain(to_shm_qp(id->base.qp));
 			sw_cm_qp_error(id->base.qp);
 		}
 		event_init(&ev, OPENRDMA_CM_EVENT_DISCONNECTED, id);

@@ -41,7 +41,7 @@ static struct shm_conn *conn_new(struct shm_qp *qp, uint32_t peer_qpn,
 	conn->peer_qpn = peer_qpn;
 	conn->initiator = initiator;
 	conn->sock = -1;
-	conn->slot = -1;
+	atomic_init(&conn->slot, -1);
 	conn->theirs.fd = -1;
 	if (shm_chan_create("openrdma-shm-qp", SHM_SEG_QP, SHM_CHAN_RINGS,
 			    sctx->par.ring_entries, sctx->par.ring_data,
@@ -92,6 +92,30 @@ static void ack_now(struct shm_conn *conn)
 	shm_peer_kick(conn->peer);
 }
 
+/* Rounds of a drain: a peer that goes on writing after its DETACH or
+ * DREQ gets no more. */
+#define DRAIN_ROUNDS 64
+
+/* Takes conn's slot, waiting out the thread that holds it (a pass: a
+ * moment at most); NULL if conn was closed. */
+static struct shm_slot *conn_slot_take(struct shm_conn *conn)
+{
+	int slot = atomic_load(&conn->slot);
+	struct shm_slot *s;
+
+	if (slot < 0)
+		return NULL;
+	s = &conn->ctx->prog.slots[slot];
+	while (!shm_slot_take(s))
+		sched_yield();
+	/* closed meanwhile: the slot may serve another connection */
+	if (atomic_load(&s->kind) != SHM_SLOT_CONN || s->obj != conn) {
+		shm_slot_release(s);
+		return NULL;
+	}
+	return s;
+}
+
 /*
  * Waits out a drain of the QP's requests under way in another thread, and
  * says what a polling application's pass held back: the acknowledgement
@@ -101,16 +125,46 @@ static void ack_now(struct shm_conn *conn)
  */
 static void conn_settle(struct shm_conn *conn)
 {
-	struct shm_slot *s;
+	struct shm_slot *s = conn_slot_take(conn);
 
-	if (conn->slot < 0)
+	if (!s)
 		return;
-	s = &conn->ctx->prog.slots[conn->slot];
-	while (!shm_slot_take(s))
-		sched_yield();
 	if (conn->ack_due && !atomic_load(&conn->dead))
 		ack_now(conn);
 	shm_slot_release(s);
+}
+
+/*
+ * What the peer wrote before its DETACH or DREQ, or before it died, is in
+ * the rings: the answers and acknowledgements of our requests among
+ * them, which its conn_settle() writes first.  Drained before the
+ * connection or the QP dies, or they would be lost and our requests
+ * flushed, though the peer had executed them.  A pass would not do: it
+ * skips a ring that an application thread holds for a moment.
+ */
+static void conn_drain(struct shm_conn *conn)
+{
+	struct shm_slot *s;
+	int i;
+
+	if (atomic_load(&conn->dead))
+		return;
+	s = conn_slot_take(conn);
+	if (!s)
+		return;
+	for (i = 0; i < DRAIN_ROUNDS && shm_conn_rx(conn) > 0; i++)
+		;
+	shm_slot_release(s);
+}
+
+void shm_conn_rx_drain(struct shm_qp *qp)
+{
+	struct shm_conn *conn = shm_conn_get(qp);
+
+	if (!conn)
+		return;
+	conn_drain(conn);
+	shm_conn_put(conn);
 }
 
 void shm_conn_rx_settle(struct shm_qp *qp)
@@ -183,12 +237,13 @@ static void conn_close_cmd(void *arg)
 static void conn_close(struct shm_conn *conn)
 {
 	struct shm_ctx *sctx = conn->ctx;
+	int slot;
 
 	conn_settle(conn);
 	atomic_store(&conn->dead, true);
-	if (conn->slot >= 0)
-		shm_slot_del(sctx, conn->slot);
-	conn->slot = -1;
+	slot = atomic_exchange(&conn->slot, -1);
+	if (slot >= 0)
+		shm_slot_del(sctx, slot);
 	pthread_mutex_lock(&sctx->conn_lock);
 	if (conn->next || conn->prev)
 		DL_DELETE(sctx->conns, conn);
@@ -223,10 +278,12 @@ static int conn_activate(struct shm_conn *conn)
 {
 	struct shm_ctx *sctx = conn->ctx;
 	struct shm_conn *loser;
+	int slot;
 
-	conn->slot = shm_slot_add(sctx, SHM_SLOT_CONN, conn);
-	if (conn->slot < 0)
-		return conn->slot;
+	slot = shm_slot_add(sctx, SHM_SLOT_CONN, conn);
+	if (slot < 0)
+		return slot;
+	atomic_store(&conn->slot, slot);
 	pthread_mutex_lock(&sctx->conn_lock);
 	DL_APPEND(sctx->conns, conn);
 	pthread_mutex_unlock(&sctx->conn_lock);
@@ -272,6 +329,7 @@ static void conn_event(struct shm_ctx *sctx, struct shm_watch *w,
 	if (len > 0 && shm_msg_type(buf, len, sizeof(struct shm_msg_hdr)) !=
 			       SHM_MSG_DETACH)
 		return; /* nothing else is sent on it */
+	conn_drain(conn);
 	atomic_store(&conn->dead, true);
 	shm_watch_del(sctx, w);
 	conn->watch = NULL;

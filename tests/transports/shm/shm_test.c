@@ -43,15 +43,37 @@ static long now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int st_open(struct st_side *s, bool channel)
+int st_qp_new(struct st_side *s)
 {
-	struct openrdma_qp_init_attr qia = { .qp_type = OPENRDMA_QPT_RC };
+	struct openrdma_qp_init_attr qia = {
+		.qp_type = OPENRDMA_QPT_RC,
+		.send_cq = s->cq,
+		.recv_cq = s->cq,
+		.cap = { .max_send_wr = 16,
+			 .max_recv_wr = 16,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
 	struct openrdma_qp_attr init = {
 		.qp_state = OPENRDMA_QPS_INIT,
 		.port_num = 1,
 		.qp_access_flags = OPENRDMA_ACCESS_REMOTE_WRITE |
 				   OPENRDMA_ACCESS_REMOTE_READ,
 	};
+	int ret;
+
+	ret = openrdma_qp_create(s->pd, &qia, &s->qp);
+	if (ret)
+		return ret;
+	/* INIT: receives can be posted before the connection is made */
+	return openrdma_qp_modify(s->qp, &init,
+				  OPENRDMA_QP_STATE | OPENRDMA_QP_PKEY_INDEX |
+					  OPENRDMA_QP_PORT |
+					  OPENRDMA_QP_ACCESS_FLAGS);
+}
+
+int st_open(struct st_side *s, bool channel)
+{
 	struct openrdma_device *dev;
 	int ret;
 
@@ -76,24 +98,11 @@ int st_open(struct st_side *s, bool channel)
 				      OPENRDMA_ACCESS_REMOTE_WRITE |
 				      OPENRDMA_ACCESS_REMOTE_READ,
 			      &s->mr);
-	if (ret)
-		return ret;
-	qia.send_cq = s->cq;
-	qia.recv_cq = s->cq;
-	qia.cap.max_send_wr = 16;
-	qia.cap.max_recv_wr = 16;
-	qia.cap.max_send_sge = 1;
-	qia.cap.max_recv_sge = 1;
-	ret = openrdma_qp_create(s->pd, &qia, &s->qp);
 	if (!ret)
 		ret = openrdma_cm_channel_create(s->ctx, &s->ch);
-	if (ret)
-		return ret;
-	/* INIT: receives can be posted before the connection is made */
-	return openrdma_qp_modify(s->qp, &init,
-				  OPENRDMA_QP_STATE | OPENRDMA_QP_PKEY_INDEX |
-					  OPENRDMA_QP_PORT |
-					  OPENRDMA_QP_ACCESS_FLAGS);
+	if (!ret)
+		ret = st_qp_new(s);
+	return ret;
 }
 
 void st_close(struct st_side *s)

@@ -63,6 +63,8 @@ bool st_check(const uint8_t *p, size_t len, unsigned int seed);
 /* Both sides: 0 or a negative code (the child has no asserts).  With
  * channel, the CQ reports to a completion channel. */
 int st_open(struct st_side *s, bool channel);
+/* A new RC QP on s's CQ, in INIT, as s->qp. */
+int st_qp_new(struct st_side *s);
 void st_close(struct st_side *s);
 int st_post_recv(struct st_side *s, uint64_t wr_id, size_t off, uint32_t len);
 int st_post(struct st_side *s, enum openrdma_wr_opcode op, uint64_t wr_id,

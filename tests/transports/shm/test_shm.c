@@ -5,8 +5,8 @@
  * behind), the ring-copy fallback (forced by shm.cma, or found at connect
  * time when cross-memory attach is refused), the permissions of the
  * segments, other users, deregistration under a peer's writes, a
- * connection closed while another thread polls, blocking waits and busy
- * polling.
+ * connection closed while another thread polls, an acknowledgement just
+ * before a DREQ, blocking waits and busy polling.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -675,6 +675,75 @@ Test(shm, connection_closed_under_a_polling_thread)
 	kill(child.pid, SIGKILL);
 	cr_assert_eq(waitpid(child.pid, &status, 0), child.pid);
 	close(child.ready_fd);
+	st_close(&a);
+}
+
+#define DREQ_ROUNDS 20
+
+/* The active side, DREQ_ROUNDS times: connects, takes one message and
+ * disconnects, its acknowledgement held back until then (it polled). */
+static int one_message_main(void *varg, uint16_t port, int ready_fd)
+{
+	struct openrdma_wc wc;
+	struct st_side s;
+	int i;
+
+	(void)varg;
+	(void)ready_fd;
+	for (i = 0; i < DREQ_ROUNDS; i++) {
+		if (st_open(&s, false) || st_post_recv(&s, 1, 0, 64) ||
+		    st_connect(&s, port))
+			return ST_EXIT_CONNECT;
+		if (st_poll(&s, &wc, ST_TIMEOUT_MS) || wc.wr_id != 1)
+			return ST_EXIT_RECV;
+		st_close(&s);
+	}
+	return 0;
+}
+
+/*
+ * A peer acknowledges the last message it took, then disconnects: the
+ * acknowledgement is in the ring before the DREQ is on the socket, and
+ * the send it answers completes successfully.  The progress thread, at
+ * the DREQ, drained the rings with a pass, which skips a ring another
+ * thread holds for a moment; the QP then died with the acknowledgement
+ * unread, and the send was flushed.  Two threads poll here, as in a
+ * threaded application.
+ */
+Test(shm, acknowledgement_before_a_dreq_completes_the_send)
+{
+	struct poller p = { 0 };
+	struct st_child child;
+	struct st_side a;
+	pthread_t thread;
+	int i;
+
+	st_child_start(&child, one_message_main, NULL);
+	cr_assert_eq(st_open(&a, false), 0);
+	cr_assert_eq(openrdma_cq_create(a.ctx, 16, NULL, NULL, 0, &p.cq), 0);
+	cr_assert_eq(pthread_create(&thread, NULL, poller_main, &p), 0);
+	st_child_go(&child, st_listen(&a));
+	for (i = 0; i < DREQ_ROUNDS; i++) {
+		if (i)
+			cr_assert_eq(st_qp_new(&a), 0);
+		st_accept(&a);
+		cr_assert_eq(st_post(&a, OPENRDMA_WR_SEND, (uint64_t)i, 0, 64,
+				     0),
+			     0);
+		expect_ok(&a, "send the peer took before its DREQ");
+		cr_assert_eq(st_cm_wait(&a, OPENRDMA_CM_EVENT_DISCONNECTED,
+					NULL, ST_TIMEOUT_MS),
+			     0);
+		cr_assert_eq(openrdma_cm_id_destroy(a.id), 0);
+		a.id = NULL;
+		cr_assert_eq(openrdma_qp_destroy(a.qp), 0);
+		a.qp = NULL;
+	}
+	atomic_store(&p.stop, true);
+	cr_assert_eq(pthread_join(thread, NULL), 0);
+	cr_assert_eq(p.ret, 0, "cq_poll: %s", openrdma_strerror(p.ret));
+	cr_assert_eq(openrdma_cq_destroy(p.cq), 0);
+	cr_assert_eq(st_child_wait(&child), 0);
 	st_close(&a);
 }
 

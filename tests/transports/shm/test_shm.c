@@ -609,6 +609,7 @@ Test(shm, segments_are_private)
 
 struct poller {
 	struct openrdma_cq *cq;
+	pthread_t thread;
 	atomic_bool stop;
 	atomic_ulong polls;
 	int ret;
@@ -631,6 +632,31 @@ static void *poller_main(void *arg)
 	return NULL;
 }
 
+/* Polls a CQ of its own on ctx in another thread until poller_stop(). */
+static void poller_start(struct poller *p, struct openrdma_context *ctx)
+{
+	*p = (struct poller){ 0 };
+	cr_assert_eq(openrdma_cq_create(ctx, 16, NULL, NULL, 0, &p->cq), 0);
+	cr_assert_eq(pthread_create(&p->thread, NULL, poller_main, p), 0);
+}
+
+/* Returns once the poller made n more polls (or failed). */
+static void poller_wait(struct poller *p, unsigned long n)
+{
+	unsigned long end = atomic_load(&p->polls) + n;
+
+	while (atomic_load(&p->polls) < end && !p->ret)
+		sched_yield();
+}
+
+static void poller_stop(struct poller *p)
+{
+	atomic_store(&p->stop, true);
+	cr_assert_eq(pthread_join(p->thread, NULL), 0);
+	cr_assert_eq(p->ret, 0, "cq_poll: %s", openrdma_strerror(p->ret));
+	cr_assert_eq(openrdma_cq_destroy(p->cq), 0);
+}
+
 /*
  * Every poll of a CQ passes over the rings of all of its context's
  * connections, whichever QPs they serve.  A thread that destroys a QP
@@ -642,11 +668,9 @@ static void *poller_main(void *arg)
 Test(shm, connection_closed_under_a_polling_thread)
 {
 	struct child_arg arg = { .idle = true };
-	struct poller p = { 0 };
 	struct st_child child;
+	struct poller p;
 	struct st_side a;
-	unsigned long before;
-	pthread_t thread;
 	int status;
 
 	st_child_start(&child, child_main, &arg);
@@ -654,23 +678,16 @@ Test(shm, connection_closed_under_a_polling_thread)
 	st_child_go(&child, st_listen(&a));
 	st_accept(&a);
 	st_child_ready(&child);
-	cr_assert_eq(openrdma_cq_create(a.ctx, 16, NULL, NULL, 0, &p.cq), 0);
-	cr_assert_eq(pthread_create(&thread, NULL, poller_main, &p), 0);
-	while (atomic_load(&p.polls) < 1000 && !p.ret)
-		sched_yield();
+	poller_start(&p, a.ctx);
+	poller_wait(&p, 1000);
 	/* as a front end frees an endpoint: its CM id, then its QP */
 	cr_assert_eq(openrdma_cm_id_destroy(a.id), 0);
 	a.id = NULL;
 	cr_assert_eq(openrdma_qp_destroy(a.qp), 0);
 	a.qp = NULL;
 	/* and the polls go on over what is left */
-	before = atomic_load(&p.polls);
-	while (atomic_load(&p.polls) < before + 1000 && !p.ret)
-		sched_yield();
-	atomic_store(&p.stop, true);
-	cr_assert_eq(pthread_join(thread, NULL), 0);
-	cr_assert_eq(p.ret, 0, "cq_poll: %s", openrdma_strerror(p.ret));
-	cr_assert_eq(openrdma_cq_destroy(p.cq), 0);
+	poller_wait(&p, 1000);
+	poller_stop(&p);
 
 	kill(child.pid, SIGKILL);
 	cr_assert_eq(waitpid(child.pid, &status, 0), child.pid);
@@ -712,16 +729,14 @@ static int one_message_main(void *varg, uint16_t port, int ready_fd)
  */
 Test(shm, acknowledgement_before_a_dreq_completes_the_send)
 {
-	struct poller p = { 0 };
 	struct st_child child;
+	struct poller p;
 	struct st_side a;
-	pthread_t thread;
 	int i;
 
 	st_child_start(&child, one_message_main, NULL);
 	cr_assert_eq(st_open(&a, false), 0);
-	cr_assert_eq(openrdma_cq_create(a.ctx, 16, NULL, NULL, 0, &p.cq), 0);
-	cr_assert_eq(pthread_create(&thread, NULL, poller_main, &p), 0);
+	poller_start(&p, a.ctx);
 	st_child_go(&child, st_listen(&a));
 	for (i = 0; i < DREQ_ROUNDS; i++) {
 		if (i)
@@ -739,10 +754,7 @@ Test(shm, acknowledgement_before_a_dreq_completes_the_send)
 		cr_assert_eq(openrdma_qp_destroy(a.qp), 0);
 		a.qp = NULL;
 	}
-	atomic_store(&p.stop, true);
-	cr_assert_eq(pthread_join(thread, NULL), 0);
-	cr_assert_eq(p.ret, 0, "cq_poll: %s", openrdma_strerror(p.ret));
-	cr_assert_eq(openrdma_cq_destroy(p.cq), 0);
+	poller_stop(&p);
 	cr_assert_eq(st_child_wait(&child), 0);
 	st_close(&a);
 }

@@ -11,12 +11,12 @@
 # build one.
 #
 #   VMLAB_SCRIPTS        the vmlab folder (run-guest.sh, build-guest.sh)
-#   VERBS_VM_DEADLINE    seconds the whole run may take (default 600)
+#   VERBS_VM_DEADLINE    seconds the whole run may take (default 1200)
 #   VERBS_VM_INTERFACES, VERBS_VM_MODES, VERBS_VM_FILTER: see run-vmlab.sh
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 scripts=${VMLAB_SCRIPTS:-}
-deadline=${VERBS_VM_DEADLINE:-600}
+deadline=${VERBS_VM_DEADLINE:-1200}
 
 skip() {
 	echo "check-vmlab: SKIP: $*" >&2
@@ -25,18 +25,19 @@ skip() {
 
 [ -n "$scripts" ] && [ -x "$scripts/run-guest.sh" ] ||
 	skip "no vmlab scripts (VMLAB_SCRIPTS='$scripts')"
-command -v qemu-system-x86_64 >/dev/null ||
-	skip "qemu-system-x86_64 is not installed"
 [ -x tests/conformance/conformance ] ||
 	{ echo "check-vmlab: not in a build directory" >&2; exit 1; }
 [ -x tests/transports/verbs/test_verbs_device ] ||
 	skip "the verbs transport is not built (no rdma-core at configure)"
 # The guest image is built once (apt-get and downloads): a host that
 # cannot is one where the guest cannot boot, not a failure of the tests.
+# It installs qemu too: a fresh machine gets it there.
 if ! "$scripts/build-guest.sh" >vmlab-build.log 2>&1; then
 	tail -5 vmlab-build.log >&2
 	skip "the guest image cannot be built here (vmlab-build.log)"
 fi
+command -v qemu-system-x86_64 >/dev/null ||
+	skip "qemu-system-x86_64 is not installed"
 
 # The guest's own limits (run-vmlab.sh) come first; the VM's is a backstop.
 budget=$((deadline - 30))

@@ -157,24 +157,25 @@ static void conn_drain(struct shm_conn *conn)
 	shm_slot_release(s);
 }
 
-void shm_conn_rx_drain(struct shm_qp *qp)
+/* Runs fn on qp's connection, if it has one, holding a reference. */
+static void qp_conn_run(struct shm_qp *qp, void (*fn)(struct shm_conn *))
 {
 	struct shm_conn *conn = shm_conn_get(qp);
 
 	if (!conn)
 		return;
-	conn_drain(conn);
+	fn(conn);
 	shm_conn_put(conn);
+}
+
+void shm_conn_rx_drain(struct shm_qp *qp)
+{
+	qp_conn_run(qp, conn_drain);
 }
 
 void shm_conn_rx_settle(struct shm_qp *qp)
 {
-	struct shm_conn *conn = shm_conn_get(qp);
-
-	if (!conn)
-		return;
-	conn_settle(conn);
-	shm_conn_put(conn);
+	qp_conn_run(qp, conn_settle);
 }
 
 void shm_conn_put(struct shm_conn *conn)

@@ -11,12 +11,12 @@
 # build one.
 #
 #   VMLAB_SCRIPTS        the vmlab folder (run-guest.sh, build-guest.sh)
-#   VERBS_VM_DEADLINE    seconds the whole run may take (default 1200)
+#   VERBS_VM_DEADLINE    seconds the whole run may take (default 1800)
 #   VERBS_VM_INTERFACES, VERBS_VM_MODES, VERBS_VM_FILTER: see run-vmlab.sh
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 scripts=${VMLAB_SCRIPTS:-}
-deadline=${VERBS_VM_DEADLINE:-1200}
+deadline=${VERBS_VM_DEADLINE:-1800}
 
 skip() {
 	echo "check-vmlab: SKIP: $*" >&2

@@ -93,9 +93,13 @@ void cr_shim_log(const char *fmt, ...);
  */
 #define cr_shim_check(fatal, cond, text, ...)                         \
 	do {                                                          \
-		if (!(cond))                                          \
+		if (!(cond)) {                                        \
 			cr_shim_fail(__FILE__, __LINE__, fatal, text, \
 				     __VA_ARGS__);                    \
+			/* fatal: cr_shim_fail() ended the test */    \
+			if (fatal)                                    \
+				__builtin_unreachable();              \
+		}                                                     \
 	} while (0)
 #define CR_SHIM_BOOL_(fatal, neg, cond, ...) \
 	cr_shim_check(fatal, neg(cond), #cond ": ", __VA_ARGS__)

@@ -542,7 +542,8 @@ int tcp_sock_rcvlowat(int fd, int bytes);
 /* sendmsg() with MSG_NOSIGNAL | MSG_DONTWAIT, or send() of a small batch:
  * in registered memory, under the memory guard (tcp_tx.c) */
 ssize_t tcp_sock_send(int fd, const struct msghdr *msg);
-/* IPv4-mapped IPv6 addresses become IPv4 ones. */
+/* IPv4-mapped IPv6 addresses become IPv4 ones; the bytes after the
+ * family's address are zeroed. */
 void tcp_addr_normalize(struct sockaddr_storage *ss);
 /* sa as the family of a socket bound to family (IPv4 mapped into IPv6). */
 int tcp_addr_for_family(const struct sockaddr *sa, int family,

@@ -172,10 +172,17 @@ void tcp_addr_normalize(struct sockaddr_storage *ss)
 {
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
 	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t len;
 
 	if (ss->ss_family != AF_INET6 ||
-	    !IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr))
+	    !IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
+		/* the kernel wrote the family's length: the rest is copied
+		 * whole into events and QP attributes */
+		len = sw_addr_len((struct sockaddr *)ss);
+		if (len)
+			memset((uint8_t *)ss + len, 0, sizeof(*ss) - len);
 		return;
+	}
 	sin.sin_port = sin6->sin6_port;
 	memcpy(&sin.sin_addr, &sin6->sin6_addr.s6_addr[12], 4);
 	memset(ss, 0, sizeof(*ss));

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
- * IPv6: a CM connection to [::1] carries data both ways, and a config-file
- * interface bound to one netdev (lo) works like tcp0.
+ * Addresses.  IPv6: a CM connection to [::1] carries data both ways, and
+ * a config-file interface bound to one netdev (lo) works like tcp0.  The
+ * addresses the kernel hands back (accept, getsockname, recvfrom) reach
+ * events and QP attributes whole: after the family's length they are
+ * zero, and IPv4-mapped IPv6 ones become IPv4.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -11,6 +14,7 @@
 
 #include <criterion/criterion.h>
 
+#include "transports/tcp/tcp.h"
 #include "tt.h"
 
 static bool have_ipv6_loopback(void)
@@ -107,4 +111,69 @@ Test(tcp_ipv6, interface_bound_to_a_netdev)
 	exchange(&s, &c);
 	tt_close(&c);
 	tt_close(&s);
+}
+
+/* Storage as the kernel leaves it: the family's bytes written over
+ * garbage. */
+static void fill_garbage(struct sockaddr_storage *ss, const void *sa,
+			 size_t len)
+{
+	memset(ss, 0xa5, sizeof(*ss));
+	memcpy(ss, sa, len);
+}
+
+static void expect_zero_after(const struct sockaddr_storage *ss, size_t len)
+{
+	const uint8_t *p = (const uint8_t *)ss;
+	size_t i;
+
+	for (i = len; i < sizeof(*ss); i++)
+		cr_assert_eq(p[i], 0, "byte %zu after the address: %#x", i,
+			     p[i]);
+}
+
+Test(tcp_addr, normalize_zeroes_what_follows_an_ipv4_address)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons(4791) };
+	struct sockaddr_storage ss;
+	struct sockaddr_in *out = (struct sockaddr_in *)&ss;
+
+	sin.sin_addr.s_addr = htonl(0xc0000202);
+	fill_garbage(&ss, &sin, sizeof(sin));
+	tcp_addr_normalize(&ss);
+	cr_assert_eq(out->sin_family, AF_INET);
+	cr_assert_eq(out->sin_port, htons(4791));
+	cr_assert_eq(out->sin_addr.s_addr, htonl(0xc0000202));
+	expect_zero_after(&ss, sizeof(sin));
+}
+
+Test(tcp_addr, normalize_zeroes_what_follows_an_ipv6_address)
+{
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6,
+				     .sin6_port = htons(4791),
+				     .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	struct sockaddr_storage ss;
+
+	fill_garbage(&ss, &sin6, sizeof(sin6));
+	tcp_addr_normalize(&ss);
+	cr_assert_eq(memcmp(&ss, &sin6, sizeof(sin6)), 0);
+	expect_zero_after(&ss, sizeof(sin6));
+}
+
+Test(tcp_addr, normalize_makes_a_mapped_address_ipv4)
+{
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6,
+				     .sin6_port = htons(4791) };
+	struct sockaddr_storage ss;
+	struct sockaddr_in *out = (struct sockaddr_in *)&ss;
+
+	cr_assert_eq(inet_pton(AF_INET6, "::ffff:192.0.2.2", &sin6.sin6_addr),
+		     1);
+	fill_garbage(&ss, &sin6, sizeof(sin6));
+	tcp_addr_normalize(&ss);
+	cr_assert_eq(out->sin_family, AF_INET);
+	cr_assert_eq(out->sin_port, htons(4791));
+	cr_assert_eq(out->sin_addr.s_addr, htonl(0xc0000202));
+	expect_zero_after(&ss, sizeof(*out));
 }

@@ -129,6 +129,18 @@ static int unsup_cq_resize(struct openrdma_cq *cq, int cqe)
 	return -OPENRDMA_EOPNOTSUPP;
 }
 
+static int unsup_cq_sleep_begin(struct openrdma_cq *cq, struct pollfd *pfd,
+				void **cookie, int max)
+{
+	return -OPENRDMA_EOPNOTSUPP;
+}
+
+/* never called: begin filled nothing */
+static void unsup_cq_sleep_end(struct openrdma_cq *cq, const struct pollfd *pfd,
+			       void **cookie, int n)
+{
+}
+
 /* queue pairs */
 
 static int unsup_qp_create(struct openrdma_pd *pd,
@@ -297,6 +309,8 @@ const struct openrdma_transport_ops core_unsupported_ops = {
 	.cq_poll = unsup_cq_poll,
 	.cq_req_notify = unsup_cq_req_notify,
 	.cq_resize = unsup_cq_resize,
+	.cq_sleep_begin = unsup_cq_sleep_begin,
+	.cq_sleep_end = unsup_cq_sleep_end,
 	/* queue pairs */
 	.qp_create = unsup_qp_create,
 	.qp_destroy = unsup_qp_destroy,
@@ -358,6 +372,8 @@ void core_ops_fill(struct openrdma_transport_ops *dst,
 	FILL(cq_poll);
 	FILL(cq_req_notify);
 	FILL(cq_resize);
+	FILL(cq_sleep_begin);
+	FILL(cq_sleep_end);
 	FILL(qp_create);
 	FILL(qp_destroy);
 	FILL(qp_modify);

@@ -15,7 +15,7 @@
  * code on failure; outputs are written only on success.
  *
  * The functions marked OPENRDMA_EXPORT are what the DAT provider library
- * (api/dat/) uses: libopenrdma exports them in OPENRDMA_PRIVATE_1 so that
+ * (api/dat/) uses: libopenrdma exports them in OPENRDMA_PRIVATE_2 so that
  * the provider shares this engine instead of carrying a copy.
  */
 #ifndef CORE_EVD_EVD_H

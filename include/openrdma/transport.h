@@ -28,6 +28,7 @@
 #ifndef OPENRDMA_TRANSPORT_H
 #define OPENRDMA_TRANSPORT_H
 
+#include <poll.h>
 #include <stdbool.h>
 #include <openrdma/verbs.h>
 #include <openrdma/param.h>
@@ -37,7 +38,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change of this header. */
-#define OPENRDMA_TRANSPORT_ABI 1
+#define OPENRDMA_TRANSPORT_ABI 2
 
 #if defined(__GNUC__)
 #define OPENRDMA_TRANSPORT_EXPORT __attribute__((visibility("default")))
@@ -92,6 +93,19 @@ struct openrdma_transport_ops {
 		       struct openrdma_wc *wc);
 	int (*cq_req_notify)(struct openrdma_cq *cq, int solicited_only);
 	int (*cq_resize)(struct openrdma_cq *cq, int cqe);
+	/*
+	 * Optional: a thread about to sleep until cq has a completion (an
+	 * event queue's waiter) also watches the transport's own descriptors
+	 * and makes the progress itself when one is ready: one thread woken
+	 * per message instead of two.  cq_sleep_begin fills at most max
+	 * entries of pfd and cookie and returns how many; the core then arms
+	 * cq and sleeps.  Once awake it disarms cq and calls cq_sleep_end
+	 * with the same entries, revents set, if begin filled any.
+	 */
+	int (*cq_sleep_begin)(struct openrdma_cq *cq, struct pollfd *pfd,
+			      void **cookie, int max);
+	void (*cq_sleep_end)(struct openrdma_cq *cq, const struct pollfd *pfd,
+			     void **cookie, int n);
 
 	/* queue pairs; qp_modify is called after the core checked the
 	 * transition and the attributes it requires, see openrdma_qp_modify */

@@ -30,7 +30,7 @@
 #include "core/unsupported.h"
 #include "registry/registry.h"
 
-#define PLUGIN_FILE "libopenrdma-testplug-t1.so"
+#define PLUGIN_FILE "libopenrdma-testplug-t2.so"
 #define PLUGIN_PATH TEST_PLUGIN_DIR "/" PLUGIN_FILE
 
 /* ------------------------------------------------------------------ */
@@ -275,20 +275,20 @@ Test(registry, plugin_file_names)
 {
 	char name[16];
 
-	cr_assert(registry_plugin_file_match("libopenrdma-tcp-t1.so", name,
+	cr_assert(registry_plugin_file_match("libopenrdma-tcp-t2.so", name,
 					     sizeof(name)));
 	cr_assert_str_eq(name, "tcp");
-	cr_assert(registry_plugin_file_match("libopenrdma-a-b-t1.so", name,
+	cr_assert(registry_plugin_file_match("libopenrdma-a-b-t2.so", name,
 					     sizeof(name)));
 	cr_assert_str_eq(name, "a-b");
 	cr_assert_not(
-		registry_plugin_file_match("libopenrdma--t1.so", NULL, 0));
+		registry_plugin_file_match("libopenrdma--t2.so", NULL, 0));
 	cr_assert_not(
-		registry_plugin_file_match("libopenrdma-tcp-t2.so", NULL, 0));
+		registry_plugin_file_match("libopenrdma-tcp-t1.so", NULL, 0));
 	cr_assert_not(
-		registry_plugin_file_match("libopenrdma-tcp-t1.so.0", NULL, 0));
+		registry_plugin_file_match("libopenrdma-tcp-t2.so.0", NULL, 0));
 	cr_assert_not(registry_plugin_file_match("libopenrdma.so", NULL, 0));
-	cr_assert_not(registry_plugin_file_match("libfoo-tcp-t1.so", NULL, 0));
+	cr_assert_not(registry_plugin_file_match("libfoo-tcp-t2.so", NULL, 0));
 }
 
 Test(registry, names)
@@ -383,13 +383,13 @@ Test(registry, abi_mismatch_refused)
 	struct infos in;
 
 	use_plugin();
-	env_set("OPENRDMA_TESTPLUG_ABI", "2");
+	env_set("OPENRDMA_TESTPLUG_ABI", "1");
 	cr_assert_not(device_exists("testplug0"));
 	in = infos_get();
 	ti = info_find(in, "testplug", PLUGIN_PATH);
 	cr_assert_not_null(ti);
 	cr_assert_not(ti->loaded);
-	cr_assert_str_eq(ti->status, "ABI version 2, expected 1");
+	cr_assert_str_eq(ti->status, "ABI version 1, expected 2");
 	openrdma_transport_info_free(in.list, in.num);
 }
 
@@ -418,15 +418,15 @@ Test(registry, duplicate_plugin_refused)
 
 	use_plugin();
 	/* Same descriptor name twice: the first file in byte order wins. */
-	file_copy(PLUGIN_PATH, dir, "libopenrdma-aaa-t1.so");
-	file_copy(PLUGIN_PATH, dir, "libopenrdma-bbb-t1.so");
+	file_copy(PLUGIN_PATH, dir, "libopenrdma-aaa-t2.so");
+	file_copy(PLUGIN_PATH, dir, "libopenrdma-bbb-t2.so");
 	env_set("OPENRDMA_TRANSPORT_PATH", dir);
 
 	cr_assert(device_exists("testplug0"));
 	in = infos_get();
-	snprintf(path, sizeof(path), "%s/libopenrdma-aaa-t1.so", dir);
+	snprintf(path, sizeof(path), "%s/libopenrdma-aaa-t2.so", dir);
 	first = info_find(in, "testplug", path);
-	snprintf(path, sizeof(path), "%s/libopenrdma-bbb-t1.so", dir);
+	snprintf(path, sizeof(path), "%s/libopenrdma-bbb-t2.so", dir);
 	second = info_find(in, "testplug", path);
 	cr_assert_not_null(first);
 	cr_assert_not_null(second);
@@ -434,7 +434,7 @@ Test(registry, duplicate_plugin_refused)
 	cr_assert_str_eq(first->status, "ok");
 	cr_assert_not(second->loaded);
 	snprintf(path, sizeof(path),
-		 "duplicate of plugin %s/libopenrdma-aaa-t1.so", dir);
+		 "duplicate of plugin %s/libopenrdma-aaa-t2.so", dir);
 	cr_assert_str_eq(second->status, path);
 	openrdma_transport_info_free(in.list, in.num);
 }
@@ -471,11 +471,11 @@ Test(registry, broken_plugin_explained)
 	struct infos in;
 
 	use_plugin();
-	file_write(dir, "libopenrdma-junk-t1.so", "not an ELF file\n");
-	file_write(dir, "libopenrdma-other-t2.so", "another ABI: ignored\n");
+	file_write(dir, "libopenrdma-junk-t2.so", "not an ELF file\n");
+	file_write(dir, "libopenrdma-other-t1.so", "another ABI: ignored\n");
 	env_set("OPENRDMA_TRANSPORT_PATH", dir);
 	in = infos_get();
-	snprintf(path, sizeof(path), "%s/libopenrdma-junk-t1.so", dir);
+	snprintf(path, sizeof(path), "%s/libopenrdma-junk-t2.so", dir);
 	ti = info_find(in, "junk", path);
 	cr_assert_not_null(ti);
 	cr_assert_not(ti->loaded);
@@ -908,7 +908,7 @@ Test(registry, descriptor_checks)
 	desc.name = "other";
 	desc.abi_version = 0;
 	cr_assert_str_eq(check_desc(&reg, &desc, -OPENRDMA_EABI),
-			 "ABI version 0, expected 1");
+			 "ABI version 0, expected 2");
 	desc.abi_version = OPENRDMA_TRANSPORT_ABI;
 	reg.filter = "good";
 	cr_assert_str_eq(check_desc(&reg, &desc, -OPENRDMA_EPERM),

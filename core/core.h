@@ -81,6 +81,13 @@ void core_evfd_take(int fd);
 int core_evfd_wait(int fd);
 
 /*
+ * Disarms cq (armed through its channel): the thread that armed it before
+ * it slept woke and polls now, and what it completes itself need signal
+ * no one (core/evd/wait.c).
+ */
+void core_cq_disarm(struct openrdma_cq *cq);
+
+/*
  * Argument checks.  A failing argument is logged at debug level with the
  * function and the argument's name, then reported as a negative code.
  */

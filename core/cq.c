@@ -351,6 +351,23 @@ OPENRDMA_EXPORT int openrdma_cq_req_notify(struct openrdma_cq *cq,
 	return ret;
 }
 
+void core_cq_disarm(struct openrdma_cq *cq)
+{
+	struct core_comp_channel *ch;
+	struct cq_record *rec;
+
+	if (!cq->channel)
+		return;
+	ch = to_channel(cq->channel);
+	core_lock_acquire(&ch->lock);
+	rec = cq_record_find(ch, cq);
+	if (rec && rec->armed != CQ_ARM_NONE) {
+		rec->armed = CQ_ARM_NONE;
+		atomic_fetch_sub(&ch->armed, 1);
+	}
+	core_lock_release(&ch->lock);
+}
+
 OPENRDMA_EXPORT void openrdma_cq_notify(struct openrdma_cq *cq, bool solicited)
 {
 	struct core_comp_channel *ch;

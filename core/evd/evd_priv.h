@@ -14,6 +14,7 @@
 #ifndef CORE_EVD_EVD_PRIV_H
 #define CORE_EVD_EVD_PRIV_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -351,6 +352,19 @@ static inline void evd_direct_taken(struct core_evd *evd)
 }
 
 void core_evd_cq_arm(struct core_evd *evd);
+/*
+ * A waiter about to sleep on the channel of an EVD fed by one CQ: the
+ * descriptors its transport has it watch (cq_sleep_begin) go into pfd
+ * and cookie (at most max; *n_out of them).  Returns the CQ, held, if
+ * there are any, else NULL.  Lock held; before the CQ is armed.
+ */
+struct openrdma_cq *core_evd_cq_sleep_begin(struct core_evd *evd,
+					    struct pollfd *pfd, void **cookie,
+					    int max, int *n_out);
+/* After the sleep (cq may be NULL): disarms cq, lets its transport read
+ * what woke the waiter, and drops cq.  Lock not held. */
+void core_evd_cq_sleep_end(struct openrdma_cq *cq, const struct pollfd *pfd,
+			   void **cookie, int n);
 /* Consumes pending channel notifications. Lock held. */
 void core_evd_chan_drain(struct core_evd *evd);
 /* Watches or unwatches the channel after a mode change.  ctl held. */

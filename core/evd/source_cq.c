@@ -20,6 +20,7 @@
 #include <openrdma/errno.h>
 #include <openrdma/log.h>
 
+#include "core/core.h"
 #include "core/evd/evd_priv.h"
 
 /* every bound CQ, by address; core_evd_reg_lock */
@@ -99,6 +100,37 @@ void core_evd_cq_arm(struct core_evd *evd)
 			openrdma_warn(EVD_LOG, "cq_req_notify: %s",
 				      openrdma_strerror(ret));
 	}
+}
+
+struct openrdma_cq *core_evd_cq_sleep_begin(struct core_evd *evd,
+					    struct pollfd *pfd, void **cookie,
+					    int max, int *n_out)
+{
+	struct openrdma_cq *cq;
+	int n;
+
+	*n_out = 0;
+	/* the transport of several CQs would wake the waiter for any */
+	if (!evd->cqs || evd->cqs->next || evd->cqs->overrun)
+		return NULL;
+	cq = evd->cqs->cq;
+	n = cq->obj.ctx->ops->cq_sleep_begin(cq, pfd, cookie, max);
+	if (n <= 0)
+		return NULL;
+	/* a destroy from another thread waits for the sleep to end */
+	core_obj_get(&cq->obj);
+	*n_out = n;
+	return cq;
+}
+
+void core_evd_cq_sleep_end(struct openrdma_cq *cq, const struct pollfd *pfd,
+			   void **cookie, int n)
+{
+	if (!cq)
+		return;
+	core_cq_disarm(cq);
+	cq->obj.ctx->ops->cq_sleep_end(cq, pfd, cookie, n);
+	core_obj_put(&cq->obj);
 }
 
 void core_evd_chan_drain(struct core_evd *evd)

@@ -26,6 +26,8 @@
  * reads an emulated timer, dearer than many looks.
  */
 #define SPIN_CLOCK_TURNS 1024
+/* Descriptors of a CQ's transport a sleeping waiter watches, at most. */
+#define SLEEP_FDS 16
 
 static pthread_once_t spin_once = PTHREAD_ONCE_INIT;
 /* evd_spin_us in ns; -1 until spin_init() read it */
@@ -144,16 +146,21 @@ void core_evd_waiter_wake(struct core_evd *evd, bool use_futex, int fd)
 
 /*
  * Sleeps once, until woken or the deadline: on the futex, or in ppoll()
- * when a completion channel must wake it too.  Lock held, dropped inside.
+ * when a completion channel must wake it too, with the descriptors the
+ * CQ's transport has the waiter watch for it (cq_sleep_begin): then what
+ * wakes the waiter is the message itself, which it reads, rather than the
+ * transport's thread, which read it first.  Lock held, dropped inside.
  */
 static int wait_sleep(struct core_evd *evd, size_t thr, int64_t deadline)
 {
-	struct pollfd pfd[2] = { { .fd = -1 }, { .fd = -1 } };
+	struct pollfd pfd[2 + SLEEP_FDS] = { { .fd = -1 }, { .fd = -1 } };
+	void *cookie[SLEEP_FDS];
+	struct openrdma_cq *cq = NULL;
 	struct timespec ts, *tsp = NULL;
 	bool chan = evd_pulls(evd);
-	unsigned int seq;
 	int64_t left;
-	int ret;
+	unsigned int seq;
+	int ret, nt = 0;
 
 	if (chan) {
 		if (evd->wake_fd < 0) {
@@ -161,11 +168,17 @@ static int wait_sleep(struct core_evd *evd, size_t thr, int64_t deadline)
 			if (evd->wake_fd < 0)
 				return -errno;
 		}
+		cq = core_evd_cq_sleep_begin(evd, pfd + 2, cookie, SLEEP_FDS,
+					     &nt);
 		/* arm, then look again: a completion in between is not lost */
 		core_evd_cq_arm(evd);
 		ret = wait_ready(evd, thr);
-		if (ret)
+		if (ret) {
+			core_evd_unlock(evd);
+			core_evd_cq_sleep_end(cq, pfd + 2, cookie, nt);
+			core_evd_lock(evd);
 			return ret;
+		}
 		pfd[0].fd = evd->wake_fd;
 		pfd[0].events = POLLIN;
 		pfd[1].fd = evd->chan->fd;
@@ -186,9 +199,10 @@ static int wait_sleep(struct core_evd *evd, size_t thr, int64_t deadline)
 	evd->wait_thr = thr;
 	core_evd_unlock(evd);
 	if (chan)
-		ppoll(pfd, 2, tsp, NULL);
+		ppoll(pfd, (nfds_t)(2 + nt), tsp, NULL);
 	else
 		core_evd_futex(&evd->wake_seq, FUTEX_WAIT_PRIVATE, seq, tsp);
+	core_evd_cq_sleep_end(cq, pfd + 2, cookie, nt);
 	core_evd_lock(evd);
 	evd->sleeping = false;
 	/* a wake written after we woke leaves the fd readable: take it */

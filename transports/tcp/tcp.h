@@ -190,6 +190,9 @@ struct tcp_cq {
 	int drive_cap;
 	int drivers; /* pollers using connections of the array */
 	int draining; /* a connection leaves: pollers keep out */
+	/* threads asleep with the connections' sockets in their poll set
+	 * (tcp_poll_sleep_begin): busy pollers that sleep */
+	atomic_int sleepers;
 };
 
 struct tcp_srq {
@@ -762,6 +765,12 @@ void tcp_poll_attach(struct tcp_conn *conn, struct tcp_qp *qp);
 void tcp_poll_detach(struct tcp_conn *conn);
 /* An empty poll of cq: reads its connections; true if any progressed. */
 void tcp_poll_drive(struct tcp_cq *cq);
+/* A thread about to sleep until cq has a completion, and once it woke:
+ * the transport's cq_sleep_begin and cq_sleep_end. */
+int tcp_poll_sleep_begin(struct tcp_cq *cq, struct pollfd *pfd, void **cookie,
+			 int max);
+void tcp_poll_sleep_end(struct tcp_cq *cq, const struct pollfd *pfd,
+			void **cookie, int n);
 /* Progress thread: EPOLLIN on conn; hands it to its poller if it has one. */
 void tcp_poll_rx_event(struct tcp_conn *conn);
 /* Progress thread: hands connections over that their pollers asked for. */
@@ -781,6 +790,10 @@ int tcp_cq_poll(struct openrdma_cq *cq, int num_entries,
 		struct openrdma_wc *wc);
 int tcp_cq_req_notify(struct openrdma_cq *cq, int solicited_only);
 int tcp_cq_resize(struct openrdma_cq *cq, int cqe);
+int tcp_cq_sleep_begin(struct openrdma_cq *cq, struct pollfd *pfd,
+		       void **cookie, int max);
+void tcp_cq_sleep_end(struct openrdma_cq *cq, const struct pollfd *pfd,
+		      void **cookie, int n);
 int tcp_srq_create(struct openrdma_pd *pd,
 		   struct openrdma_srq_init_attr *init_attr,
 		   struct openrdma_srq **srq_out);

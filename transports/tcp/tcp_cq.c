@@ -68,6 +68,9 @@ int tcp_cq_req_notify(struct openrdma_cq *cq, int solicited_only)
 	struct tcp_cq *tcq = to_tcp_cq(cq);
 	struct tcp_ctx *tctx = to_tcp_ctx(cq->obj.ctx);
 
+	/* one that sleeps watching the sockets itself keeps them */
+	if (atomic_load(&tcq->sleepers))
+		return -OPENRDMA_EOPNOTSUPP;
 	/* its poller goes to sleep on the channel: the progress thread takes
 	 * its connections back at once */
 	atomic_store(&tcq->streak, 0);
@@ -82,6 +85,18 @@ int tcp_cq_req_notify(struct openrdma_cq *cq, int solicited_only)
 int tcp_cq_resize(struct openrdma_cq *cq, int cqe)
 {
 	return sw_cq_set_size(&tcp_cq_ops, cq, cqe);
+}
+
+int tcp_cq_sleep_begin(struct openrdma_cq *cq, struct pollfd *pfd,
+		       void **cookie, int max)
+{
+	return tcp_poll_sleep_begin(to_tcp_cq(cq), pfd, cookie, max);
+}
+
+void tcp_cq_sleep_end(struct openrdma_cq *cq, const struct pollfd *pfd,
+		      void **cookie, int n)
+{
+	tcp_poll_sleep_end(to_tcp_cq(cq), pfd, cookie, n);
 }
 
 int tcp_srq_create(struct openrdma_pd *pd,

@@ -65,6 +65,8 @@ static const struct openrdma_transport_ops tcp_ops = {
 	.cq_poll = tcp_cq_poll,
 	.cq_req_notify = tcp_cq_req_notify,
 	.cq_resize = tcp_cq_resize,
+	.cq_sleep_begin = tcp_cq_sleep_begin,
+	.cq_sleep_end = tcp_cq_sleep_end,
 
 	.qp_create = tcp_qp_create,
 	.qp_destroy = tcp_qp_destroy,

@@ -34,6 +34,7 @@
  * finds between: a ping-pong on one CQ makes a few empty polls per
  * message.
  */
+#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -297,6 +298,83 @@ void tcp_poll_drive(struct tcp_cq *cq)
 }
 
 /*
+ * A thread about to sleep until cq has a completion (the core's EVD
+ * waiter) watches the sockets of cq's connections itself and reads what
+ * wakes it (tcp_poll_sleep_end): the message wakes the thread that waits
+ * for it, where the progress thread would read it first and then wake
+ * the waiter through the completion channel.  Such a thread is a busy
+ * poller that sleeps: it asks for the connections as a poller that reads
+ * them does, so that the progress thread stops watching them, and keeps
+ * them while it sleeps (still_polled).  The progress thread still ends a
+ * connection whose peer fell silent, and what that completes signals the
+ * channel, which the core armed; and at its looks (every APP_CHECK_NS
+ * while it has handed connections out) it sends the acknowledgements
+ * that a sleeper holds once they are due, as for any busy poller.  With
+ * more connections than max, or none, the waiter sleeps on the channel
+ * alone.
+ */
+int tcp_poll_sleep_begin(struct tcp_cq *cq, struct pollfd *pfd, void **cookie,
+			 int max)
+{
+	struct tcp_conn *conn;
+	int i, n = 0;
+
+	core_lock_acquire(&cq->drive_lock);
+	if (cq->draining || !cq->ndrive || cq->ndrive > max) {
+		core_lock_release(&cq->drive_lock);
+		return 0;
+	}
+	for (i = 0; i < cq->ndrive; i++) {
+		conn = cq->drive[i];
+		/* one that ended says so at every poll until its teardown */
+		if (atomic_load(&conn->state) != TCP_CONN_OPEN)
+			continue;
+		tcp_conn_get(conn);
+		cookie[n] = conn;
+		pfd[n].fd = conn->poll.fd;
+		pfd[n].events = POLLIN | POLLRDHUP;
+		pfd[n].revents = 0;
+		n++;
+	}
+	/* before the core arms the CQ, which then leaves them here */
+	if (n)
+		atomic_fetch_add(&cq->sleepers, 1);
+	core_lock_release(&cq->drive_lock);
+	if (!n)
+		return 0;
+	atomic_store_explicit(&cq->busy, true, memory_order_relaxed);
+	atomic_store_explicit(&cq->last_poll, tcp_now(), memory_order_relaxed);
+	for (i = 0; i < n; i++) {
+		conn = cookie[i];
+		/* the progress thread hands it over at its next turn */
+		ask(conn, cq);
+		/* a writer that a full socket stopped goes on when it has
+		 * room, not at the progress thread's next look */
+		if (drive_tx(conn))
+			pfd[i].events |= POLLOUT;
+	}
+	return n;
+}
+
+void tcp_poll_sleep_end(struct tcp_cq *cq, const struct pollfd *pfd,
+			void **cookie, int n)
+{
+	struct tcp_conn *conn;
+	int i;
+
+	atomic_store_explicit(&cq->last_poll, tcp_now(), memory_order_relaxed);
+	atomic_fetch_sub(&cq->sleepers, 1);
+	for (i = 0; i < n; i++) {
+		conn = cookie[i];
+		(void)drive_tx(conn);
+		/* data, the peer's end, an error */
+		if (pfd[i].revents & ~POLLOUT)
+			tcp_rx_run(conn, true);
+		tcp_conn_put(conn);
+	}
+}
+
+/*
  * Leaves conn to its busy poller, if it has one, and stops watching it:
  * the poller sees the peer's end and errors in its recv(), and writes on
  * where a full socket stopped the writer (drive_tx).  A poller that asked
@@ -406,7 +484,8 @@ static bool still_polled(struct tcp_conn *conn, bool look)
 		if (!cq[i] ||
 		    !atomic_load_explicit(&cq[i]->busy, memory_order_relaxed))
 			continue;
-		if (!look)
+		/* one asleep over its sockets stamps only when it wakes */
+		if (!look || atomic_load(&cq[i]->sleepers))
 			return true;
 		stamp = atomic_load_explicit(&cq[i]->last_poll,
 					     memory_order_relaxed);

@@ -8,16 +8,19 @@
  * its connection before (the busy poller here usually reads the socket
  * before the progress thread wakes, which then leaves the connection to
  * the thread; a progress thread that ignored EPOLLOUT fails the test).
- * Also: which connections a busy poller keeps, and acknowledgements
- * written by whoever reads.
+ * Also: which connections a busy poller keeps, acknowledgements written
+ * by whoever reads, and a waiter that sleeps over the sockets itself.
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 
 #include <criterion/criterion.h>
 
+#include "core/evd/evd.h"
 #include "transports/tcp/tcp.h"
 #include "tt.h"
 
@@ -303,4 +306,264 @@ Test(tcp_poll, slow_poller_keeps_its_connection, .timeout = 60)
 			     phases, tries);
 	tt_close(&c);
 	tt_close(&s);
+}
+
+/*
+ * A waiter that sleeps (core_evd_wait with evd_spin_us 0, as IT-API and
+ * DAT programs wait) watches its connection's socket itself: it asks for
+ * the connection, the progress thread hands it over and stops watching
+ * it, and from then on only the waiter reads it.  A sleeper side: its CQ
+ * has a completion channel and feeds an EVD.
+ */
+struct sleeper {
+	struct tt_side t;
+	struct openrdma_comp_channel *cc;
+	struct core_evd *evd;
+};
+
+#define SLEEP_ROUNDS 200
+#define SLEEP_LATE_ROUNDS 20
+#define SLEEP_LATE_US 3000
+
+static int wc_copy(void *arg, const struct openrdma_wc *wc, void *rec)
+{
+	memcpy(rec, wc, sizeof(*wc));
+	return 0;
+}
+
+static void sleeper_open(struct sleeper *s)
+{
+	struct core_evd_attr attr = { .streams = CORE_EVD_STREAM_DTO,
+				      .rec_size = sizeof(struct openrdma_wc),
+				      .capacity = 64 };
+
+	memset(s, 0, sizeof(*s));
+	/* sleeps at once, whatever the environment says */
+	setenv("OPENRDMA_EVD_SPIN_US", "0", 1);
+	tt_open(&s->t, "tcp0", 4096, TT_ACCESS, 0);
+	cr_assert_eq(openrdma_cq_destroy(s->t.cq), 0);
+	cr_assert_eq(openrdma_comp_channel_create(s->t.ctx, &s->cc), 0);
+	cr_assert_eq(openrdma_cq_create(s->t.ctx, 1024, NULL, s->cc, 0,
+					&s->t.cq),
+		     0);
+	cr_assert_eq(core_evd_create(&attr, &s->evd), 0);
+	cr_assert_eq(core_evd_cq_bind(s->evd, s->t.cq, wc_copy, NULL), 0);
+	tt_qp(&s->t, OPENRDMA_QPT_RC);
+}
+
+/* The channel goes after the CQ and before the context. */
+static void sleeper_close(struct sleeper *s)
+{
+	cr_expect_eq(core_evd_free(s->evd), 0);
+	if (s->t.id)
+		cr_expect_eq(openrdma_cm_id_destroy(s->t.id), 0);
+	if (s->t.listen_id)
+		cr_expect_eq(openrdma_cm_id_destroy(s->t.listen_id), 0);
+	cr_expect_eq(openrdma_qp_destroy(s->t.qp), 0);
+	cr_expect_eq(openrdma_cq_destroy(s->t.cq), 0);
+	cr_expect_eq(openrdma_comp_channel_destroy(s->cc), 0);
+	s->t.id = NULL;
+	s->t.listen_id = NULL;
+	s->t.qp = NULL;
+	s->t.cq = NULL;
+	tt_close(&s->t);
+}
+
+/* The next completion of s within ms; its status is the caller's. */
+static struct openrdma_wc sleeper_wait(struct sleeper *s, unsigned int ms)
+{
+	struct openrdma_wc wc;
+
+	cr_assert_eq(core_evd_wait(s->evd, ms * 1000ull, 1, &wc, NULL), 0);
+	return wc;
+}
+
+/* An unsignaled 8-byte send of byte v from c (its acknowledgement may
+ * come late: nothing waits for it). */
+static int send_byte(struct tt_side *c, uint8_t v)
+{
+	struct openrdma_sge sge = { (uintptr_t)c->buf, 8, c->mr->lkey };
+	struct openrdma_send_wr wr = { .sg_list = &sge,
+				       .num_sge = 1,
+				       .opcode = OPENRDMA_WR_SEND },
+				*bad;
+
+	c->buf[0] = v;
+	return openrdma_qp_post_send(c->qp, &wr, &bad);
+}
+
+static bool sleeper_handed(struct sleeper *s)
+{
+	return atomic_load(&to_tcp_ctx(s->t.ctx)->app_count) == 1;
+}
+
+struct late {
+	pthread_t thread;
+	struct tt_side *c;
+	uint8_t v;
+	int fd; /* >= 0: shut this socket down instead of sending */
+	int ret;
+};
+
+static void *late_run(void *arg)
+{
+	struct late *l = arg;
+
+	usleep(SLEEP_LATE_US);
+	if (l->fd >= 0)
+		l->ret = shutdown(l->fd, SHUT_RDWR);
+	else
+		l->ret = send_byte(l->c, l->v);
+	return NULL;
+}
+
+static void late_start(struct late *l, struct tt_side *c, uint8_t v, int fd)
+{
+	l->c = c;
+	l->v = v;
+	l->fd = fd;
+	l->ret = -1;
+	cr_assert_eq(pthread_create(&l->thread, NULL, late_run, l), 0);
+}
+
+static void late_join(struct late *l)
+{
+	cr_assert_eq(pthread_join(l->thread, NULL), 0);
+	cr_assert_eq(l->ret, 0);
+}
+
+/* s waits for a message from c that comes once it sleeps. */
+static void sleeper_round(struct sleeper *s, struct tt_side *c, uint64_t id,
+			  uint8_t v)
+{
+	struct openrdma_wc wc;
+	struct late l;
+
+	tt_post_recv(&s->t, id, 0, 64);
+	late_start(&l, c, v, -1);
+	wc = sleeper_wait(s, TT_TIMEOUT_MS);
+	late_join(&l);
+	cr_assert_eq(wc.status, OPENRDMA_WC_SUCCESS);
+	cr_assert_eq(wc.wr_id, id);
+	cr_assert_eq(s->t.buf[0], v);
+}
+
+/* Rounds until s has its connection (asserted). */
+static void sleeper_pair(struct sleeper *s, struct tt_side *c)
+{
+	struct sockaddr_storage ss;
+	int i;
+
+	sleeper_open(s);
+	tt_open(c, "tcp0", 4096, TT_ACCESS, 0);
+	tt_qp(c, OPENRDMA_QPT_RC);
+	tt_listen_addr(&s->t, &ss);
+	tt_cm_connect(&s->t, c, (struct sockaddr *)&ss);
+	for (i = 0; i < SLEEP_ROUNDS && !sleeper_handed(s); i++)
+		sleeper_round(s, c, (uint64_t)i, (uint8_t)i);
+	cr_assert(sleeper_handed(s),
+		  "the connection never went to the waiter that sleeps");
+}
+
+/*
+ * Once handed over, the connection is out of the progress thread's
+ * epoll set: messages that come while the waiter sleeps wake it, and it
+ * reads them (or nothing would, and the waits would time out).
+ */
+Test(tcp_poll, sleeping_waiter_reads_its_connection, .timeout = 60)
+{
+	struct sleeper s;
+	struct tt_side c;
+	int i;
+
+	sleeper_pair(&s, &c);
+	for (i = 0; i < SLEEP_LATE_ROUNDS; i++)
+		sleeper_round(&s, &c, 1000u + (unsigned int)i,
+			      (uint8_t)(0x80 + i));
+	cr_assert(sleeper_handed(&s), "the waiter lost its connection");
+	tt_close(&c);
+	sleeper_close(&s);
+}
+
+/* A peer whose connection ends while the waiter sleeps: the receive is
+ * flushed at once, and the wait returns it. */
+Test(tcp_poll, sleeping_waiter_sees_its_peer_end, .timeout = 60)
+{
+	struct openrdma_wc wc;
+	struct sleeper s;
+	struct tt_side c;
+	struct late l;
+	uint64_t t0;
+
+	sleeper_pair(&s, &c);
+	tt_post_recv(&s.t, 77, 0, 64);
+	t0 = tt_now_ms();
+	late_start(&l, &c, 0, to_tcp_qp(c.qp)->out->poll.fd);
+	wc = sleeper_wait(&s, TT_TIMEOUT_MS);
+	late_join(&l);
+	cr_assert_eq(wc.wr_id, 77);
+	cr_assert_eq(wc.status, OPENRDMA_WC_WR_FLUSH_ERR);
+	cr_assert_lt(tt_now_ms() - t0, 1000 + SLEEP_LATE_US / 1000);
+	tt_close(&c);
+	sleeper_close(&s);
+}
+
+struct asleep {
+	struct sleeper *s;
+	int first, second; /* what the two waits returned */
+};
+
+static void *asleep_run(void *arg)
+{
+	struct asleep *a = arg;
+	struct openrdma_wc wc;
+
+	a->first =
+		core_evd_wait(a->s->evd, TT_TIMEOUT_MS * 1000ull, 1, &wc, NULL);
+	if (!a->first && wc.status != OPENRDMA_WC_SUCCESS)
+		a->first = -1;
+	a->second = core_evd_wait(a->s->evd, 1000 * 1000ull, 1, &wc, NULL);
+	return NULL;
+}
+
+/*
+ * The waiter holds the acknowledgement of what it received for a later
+ * frame; when it sleeps again instead, the acknowledgement still goes
+ * within the delay (the sleep ends for it), not when the waiter stops
+ * waiting: the sender's completion comes while the waiter sleeps.
+ */
+Test(tcp_poll, sleeping_waiter_acknowledges, .timeout = 60)
+{
+	struct openrdma_wc wc;
+	struct asleep a = { 0 };
+	struct sleeper s;
+	struct tt_side c;
+	pthread_t thread;
+	int got;
+
+	/* longer than the waiter's polls before it sleeps, shorter than the
+	 * sleep */
+	setenv("OPENRDMA_TCP_ACK_DELAY_US", "50000", 1);
+	sleeper_pair(&s, &c);
+	/* a wait that times out sends what it held: nothing is due now, and
+	 * the send below asks for no acknowledgement at once */
+	cr_assert_eq(core_evd_wait(s.evd, 200 * 1000, 1, &wc, NULL),
+		     -OPENRDMA_ETIMEDOUT);
+	a.s = &s;
+	tt_post_recv(&s.t, 5, 0, 64);
+	cr_assert_eq(pthread_create(&thread, NULL, asleep_run, &a), 0);
+	tt_post(&c, OPENRDMA_WR_SEND, 9, 0, 8, 0, 0);
+	got = tt_poll(&c, 1, &wc, 500);
+	cr_assert(sleeper_handed(&s), "the waiter lost its connection");
+	cr_assert_eq(pthread_join(thread, NULL), 0);
+	cr_assert_eq(a.first, 0);
+	cr_assert_eq(a.second, -OPENRDMA_ETIMEDOUT);
+	cr_assert_eq(got, 1,
+		     "the send was not acknowledged while the "
+		     "waiter slept");
+	cr_assert_eq(wc.wr_id, 9);
+	cr_assert_eq(wc.status, OPENRDMA_WC_SUCCESS);
+	tt_close(&c);
+	sleeper_close(&s);
+	unsetenv("OPENRDMA_TCP_ACK_DELAY_US");
 }

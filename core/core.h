@@ -81,10 +81,13 @@ void core_evfd_take(int fd);
 int core_evfd_wait(int fd);
 
 /*
- * Disarms cq (armed through its channel): the thread that armed it before
- * it slept woke and polls now, and what it completes itself need signal
- * no one (core/evd/wait.c).
+ * Arms cq's notification on its channel (openrdma_cq_req_notify without
+ * telling the transport), and disarms it.  An event queue's waiter whose
+ * sleep the CQ's transport covers (cq_sleep_begin) arms the CQ for what
+ * other threads complete, and disarms it once awake, so that what it
+ * completes itself signals no one (core/evd/wait.c).
  */
+void core_cq_arm(struct openrdma_cq *cq, int solicited_only);
 void core_cq_disarm(struct openrdma_cq *cq);
 
 /*

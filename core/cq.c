@@ -316,12 +316,30 @@ OPENRDMA_EXPORT int openrdma_cq_poll(struct openrdma_cq *cq, int num_entries,
 	return ret;
 }
 
-OPENRDMA_EXPORT int openrdma_cq_req_notify(struct openrdma_cq *cq,
-					   int solicited_only)
+void core_cq_arm(struct openrdma_cq *cq, int solicited_only)
 {
 	enum cq_arm want = solicited_only ? CQ_ARM_SOLICITED : CQ_ARM_NEXT;
 	struct core_comp_channel *ch;
 	struct cq_record *rec;
+
+	if (!cq->channel)
+		return;
+	ch = to_channel(cq->channel);
+	core_lock_acquire(&ch->lock);
+	rec = cq_record_find(ch, cq);
+	if (rec->armed == CQ_ARM_NONE)
+		atomic_fetch_add(&ch->armed, 1);
+	/* Armed for the next completion covers solicited ones. */
+	if (want > rec->armed)
+		rec->armed = want;
+	core_lock_release(&ch->lock);
+	/* before the caller's poll: see the top of the file */
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+OPENRDMA_EXPORT int openrdma_cq_req_notify(struct openrdma_cq *cq,
+					   int solicited_only)
+{
 	int ret;
 
 	ret = core_check(cq, OPENRDMA_OBJ_CQ, "cq_req_notify", "cq");
@@ -330,20 +348,7 @@ OPENRDMA_EXPORT int openrdma_cq_req_notify(struct openrdma_cq *cq,
 
 	/* Armed before the transport is told, so that no completion
 	 * arriving in between is missed. */
-	if (cq->channel) {
-		ch = to_channel(cq->channel);
-		core_lock_acquire(&ch->lock);
-		rec = cq_record_find(ch, cq);
-		if (rec->armed == CQ_ARM_NONE)
-			atomic_fetch_add(&ch->armed, 1);
-		/* Armed for the next completion covers solicited ones. */
-		if (want > rec->armed)
-			rec->armed = want;
-		core_lock_release(&ch->lock);
-		/* before the caller's poll: see the top of the file */
-		atomic_thread_fence(memory_order_seq_cst);
-	}
-
+	core_cq_arm(cq, solicited_only);
 	ret = cq->obj.ctx->ops->cq_req_notify(cq, solicited_only);
 	/* Software transports leave arming to the core. */
 	if (ret == -OPENRDMA_EOPNOTSUPP)

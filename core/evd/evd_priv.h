@@ -355,8 +355,9 @@ void core_evd_cq_arm(struct core_evd *evd);
 /*
  * A waiter about to sleep on the channel of an EVD fed by one CQ: the
  * descriptors its transport has it watch (cq_sleep_begin) go into pfd
- * and cookie (at most max; *n_out of them).  Returns the CQ, held, if
- * there are any, else NULL.  Lock held; before the CQ is armed.
+ * and cookie (at most max; *n_out of them), and the CQ is armed.
+ * Returns the CQ, held, if there are any, else NULL (the caller arms the
+ * CQs as usual).  Lock held.
  */
 struct openrdma_cq *core_evd_cq_sleep_begin(struct core_evd *evd,
 					    struct pollfd *pfd, void **cookie,

@@ -119,6 +119,9 @@ struct openrdma_cq *core_evd_cq_sleep_begin(struct core_evd *evd,
 		return NULL;
 	/* a destroy from another thread waits for the sleep to end */
 	core_obj_get(&cq->obj);
+	/* for what other threads complete; the transport is not told, as
+	 * openrdma_cq_req_notify() would, that nobody polls */
+	core_cq_arm(cq, 0);
 	*n_out = n;
 	return cq;
 }

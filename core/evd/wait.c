@@ -168,10 +168,11 @@ static int wait_sleep(struct core_evd *evd, size_t thr, int64_t deadline)
 			if (evd->wake_fd < 0)
 				return -errno;
 		}
+		/* arm, then look again: a completion in between is not lost */
 		cq = core_evd_cq_sleep_begin(evd, pfd + 2, cookie, SLEEP_FDS,
 					     &nt);
-		/* arm, then look again: a completion in between is not lost */
-		core_evd_cq_arm(evd);
+		if (!cq)
+			core_evd_cq_arm(evd);
 		ret = wait_ready(evd, thr);
 		if (ret) {
 			core_evd_unlock(evd);

@@ -99,8 +99,9 @@ struct openrdma_transport_ops {
 	 * and makes the progress itself when one is ready: one thread woken
 	 * per message instead of two.  cq_sleep_begin fills at most max
 	 * entries of pfd and cookie and returns how many; the core then arms
-	 * cq and sleeps.  Once awake it disarms cq and calls cq_sleep_end
-	 * with the same entries, revents set, if begin filled any.
+	 * cq itself (cq_req_notify, which says nobody polls, is not called)
+	 * and sleeps.  Once awake it disarms cq and calls cq_sleep_end with
+	 * the same entries, revents set, if begin filled any.
 	 */
 	int (*cq_sleep_begin)(struct openrdma_cq *cq, struct pollfd *pfd,
 			      void **cookie, int max);

@@ -68,9 +68,6 @@ int tcp_cq_req_notify(struct openrdma_cq *cq, int solicited_only)
 	struct tcp_cq *tcq = to_tcp_cq(cq);
 	struct tcp_ctx *tctx = to_tcp_ctx(cq->obj.ctx);
 
-	/* one that sleeps watching the sockets itself keeps them */
-	if (atomic_load(&tcq->sleepers))
-		return -OPENRDMA_EOPNOTSUPP;
 	/* its poller goes to sleep on the channel: the progress thread takes
 	 * its connections back at once */
 	atomic_store(&tcq->streak, 0);

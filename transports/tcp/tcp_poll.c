@@ -336,7 +336,6 @@ int tcp_poll_sleep_begin(struct tcp_cq *cq, struct pollfd *pfd, void **cookie,
 		pfd[n].revents = 0;
 		n++;
 	}
-	/* before the core arms the CQ, which then leaves them here */
 	if (n)
 		atomic_fetch_add(&cq->sleepers, 1);
 	core_lock_release(&cq->drive_lock);

@@ -61,6 +61,8 @@ void tt_close(struct tt_side *s)
 		cr_expect_eq(openrdma_cm_channel_destroy(s->ch), 0);
 	if (s->cq)
 		cr_expect_eq(openrdma_cq_destroy(s->cq), 0);
+	if (s->cc)
+		cr_expect_eq(openrdma_comp_channel_destroy(s->cc), 0);
 	if (s->pd)
 		cr_expect_eq(openrdma_pd_dealloc(s->pd), 0);
 	if (s->ctx)

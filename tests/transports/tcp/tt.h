@@ -27,6 +27,8 @@ struct tt_side {
 	struct openrdma_context *ctx;
 	struct openrdma_pd *pd;
 	struct openrdma_cq *cq;
+	/* the CQ's completion channel, if a test gave it one */
+	struct openrdma_comp_channel *cc;
 	struct openrdma_cm_channel *ch;
 	struct openrdma_port_attr port;
 	uint8_t *buf;

@@ -65,6 +65,18 @@ static struct cq_record *cq_record_find(struct core_comp_channel *ch,
 	return rec;
 }
 
+/* Sets how rec is armed, keeping the channel's count of armed CQs in step;
+ * with the channel lock held. */
+static void cq_record_arm_locked(struct core_comp_channel *ch,
+				 struct cq_record *rec, enum cq_arm armed)
+{
+	if (rec->armed == CQ_ARM_NONE && armed != CQ_ARM_NONE)
+		atomic_fetch_add(&ch->armed, 1);
+	else if (rec->armed != CQ_ARM_NONE && armed == CQ_ARM_NONE)
+		atomic_fetch_sub(&ch->armed, 1);
+	rec->armed = armed;
+}
+
 OPENRDMA_EXPORT int
 openrdma_comp_channel_create(struct openrdma_context *ctx,
 			     struct openrdma_comp_channel **ch_out)
@@ -263,8 +275,7 @@ OPENRDMA_EXPORT int openrdma_cq_destroy(struct openrdma_cq *cq)
 
 	if (ch) {
 		core_lock_acquire(&ch->lock);
-		if (rec->armed != CQ_ARM_NONE)
-			atomic_fetch_sub(&ch->armed, 1);
+		cq_record_arm_locked(ch, rec, CQ_ARM_NONE);
 		HASH_DEL(ch->cqs, rec);
 		core_lock_release(&ch->lock);
 		free(rec);
@@ -316,9 +327,10 @@ OPENRDMA_EXPORT int openrdma_cq_poll(struct openrdma_cq *cq, int num_entries,
 	return ret;
 }
 
-void core_cq_arm(struct openrdma_cq *cq, int solicited_only)
+/* Arms cq for want, never weakening an arm already set (armed for the
+ * next completion covers solicited ones), or disarms it (CQ_ARM_NONE). */
+static void cq_arm_set(struct openrdma_cq *cq, enum cq_arm want)
 {
-	enum cq_arm want = solicited_only ? CQ_ARM_SOLICITED : CQ_ARM_NEXT;
 	struct core_comp_channel *ch;
 	struct cq_record *rec;
 
@@ -327,12 +339,14 @@ void core_cq_arm(struct openrdma_cq *cq, int solicited_only)
 	ch = to_channel(cq->channel);
 	core_lock_acquire(&ch->lock);
 	rec = cq_record_find(ch, cq);
-	if (rec->armed == CQ_ARM_NONE)
-		atomic_fetch_add(&ch->armed, 1);
-	/* Armed for the next completion covers solicited ones. */
-	if (want > rec->armed)
-		rec->armed = want;
+	if (rec && (want == CQ_ARM_NONE || want > rec->armed))
+		cq_record_arm_locked(ch, rec, want);
 	core_lock_release(&ch->lock);
+}
+
+void core_cq_arm(struct openrdma_cq *cq, int solicited_only)
+{
+	cq_arm_set(cq, solicited_only ? CQ_ARM_SOLICITED : CQ_ARM_NEXT);
 	/* before the caller's poll: see the top of the file */
 	atomic_thread_fence(memory_order_seq_cst);
 }
@@ -358,19 +372,7 @@ OPENRDMA_EXPORT int openrdma_cq_req_notify(struct openrdma_cq *cq,
 
 void core_cq_disarm(struct openrdma_cq *cq)
 {
-	struct core_comp_channel *ch;
-	struct cq_record *rec;
-
-	if (!cq->channel)
-		return;
-	ch = to_channel(cq->channel);
-	core_lock_acquire(&ch->lock);
-	rec = cq_record_find(ch, cq);
-	if (rec && rec->armed != CQ_ARM_NONE) {
-		rec->armed = CQ_ARM_NONE;
-		atomic_fetch_sub(&ch->armed, 1);
-	}
-	core_lock_release(&ch->lock);
+	cq_arm_set(cq, CQ_ARM_NONE);
 }
 
 OPENRDMA_EXPORT void openrdma_cq_notify(struct openrdma_cq *cq, bool solicited)
@@ -393,8 +395,7 @@ OPENRDMA_EXPORT void openrdma_cq_notify(struct openrdma_cq *cq, bool solicited)
 	if (rec && cq->obj.type == OPENRDMA_OBJ_CQ &&
 	    (rec->armed == CQ_ARM_NEXT ||
 	     (rec->armed == CQ_ARM_SOLICITED && solicited))) {
-		rec->armed = CQ_ARM_NONE;
-		atomic_fetch_sub(&ch->armed, 1);
+		cq_record_arm_locked(ch, rec, CQ_ARM_NONE);
 		core_obj_get(&cq->obj);
 		if (!rec->queued++)
 			DL_APPEND(ch->ready, rec);

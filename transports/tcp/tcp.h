@@ -763,7 +763,10 @@ int tcp_ah_attr_from_wc(struct openrdma_context *ctx, uint8_t port_num,
 /* conn completes into the QP's CQs: lets their pollers drive it. */
 void tcp_poll_attach(struct tcp_conn *conn, struct tcp_qp *qp);
 void tcp_poll_detach(struct tcp_conn *conn);
-/* An empty poll of cq: reads its connections; true if any progressed. */
+/* An empty poll of cq: after a few in a row, reads its connections (one
+ * whose writer a full socket stopped only now and then), stopping once
+ * what the poller waits for is there.  Returns nothing: the caller polls
+ * again. */
 void tcp_poll_drive(struct tcp_cq *cq);
 /* A thread about to sleep until cq has a completion, and once it woke:
  * the transport's cq_sleep_begin and cq_sleep_end. */

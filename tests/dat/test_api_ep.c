@@ -525,11 +525,16 @@ Test(dat_ep, rsp_free_gives_ep_back)
 	struct t_pair p;
 
 	t_pair_setup(&p, NULL);
-	T_OK(dat_rsp_create(p.t.ia, p.qual + 1, p.ep[1], p.cr_evd, &rsp));
+	/* a qualifier nobody uses: the PSP's (the next one up may be any
+	 * other socket's) */
+	T_OK(dat_psp_free(p.psp));
+	T_OK(dat_rsp_create(p.t.ia, p.qual, p.ep[1], p.cr_evd, &rsp));
 	T_OK(dat_rsp_free(rsp));
 	cr_assert_eq(state_of(p.ep[1]), DAT_EP_STATE_UNCONNECTED);
-	T_ERR(dat_rsp_create(p.t.ia, p.qual + 1, p.t.pz, p.cr_evd, &rsp),
+	T_ERR(dat_rsp_create(p.t.ia, p.qual, p.t.pz, p.cr_evd, &rsp),
 	      DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EP);
+	T_OK(dat_psp_create(p.t.ia, p.qual, p.cr_evd, DAT_PSP_CONSUMER_FLAG,
+			    &p.psp));
 	t_pair_teardown(&p);
 }
 

@@ -13,51 +13,14 @@
 
 #include <criterion/criterion.h>
 
-#include "core/qp_state.h"
 #include "tt.h"
 
 #define FILL 0xa5
 #define LEN 4096
-#define PEER_QPN 0x4242
-#define PEER_PORT 1
-
-/* The port a raw peer claims as its own: ours, on port 1. */
-static void peer_port(const struct tt_side *t, struct sockaddr_storage *ss)
-{
-	*ss = t->port.addr;
-	if (ss->ss_family == AF_INET)
-		((struct sockaddr_in *)ss)->sin_port = htons(PEER_PORT);
-	else
-		((struct sockaddr_in6 *)ss)->sin6_port = htons(PEER_PORT);
-}
-
-/* t's QP to RTR towards the raw peer's QP at addr, with what the core's
- * state table requires of INIT to RTR. */
-static void qp_rtr(struct tt_side *t, const struct sockaddr_storage *addr)
-{
-	struct openrdma_qp_attr attr = { .qp_state = OPENRDMA_QPS_RTR };
-	uint32_t req, opt;
-
-	cr_assert_eq(core_qp_transition(OPENRDMA_QPT_RC, OPENRDMA_QPS_INIT,
-					OPENRDMA_QPS_RTR, &req, &opt),
-		     0);
-	attr.path_mtu = OPENRDMA_MTU_4096;
-	attr.dest_qp_num = PEER_QPN;
-	attr.ah_attr.port_num = 1;
-	attr.ah_attr.addr = *addr;
-	cr_assert_eq(openrdma_qp_modify(t->qp, &attr,
-					OPENRDMA_QP_STATE | (int)req),
-		     0);
-}
-
 /* A QP in RTR towards the raw peer, with a buffer of len bytes, and the
  * peer's connection to it, past the HELLO handshake. */
 static int target_of(struct tt_side *t, size_t len)
 {
-	struct sockaddr_storage peer;
-	struct tcp_frame f;
-	int fd;
-
 	tt_open(t, "tcp0", len,
 		OPENRDMA_ACCESS_LOCAL_WRITE | OPENRDMA_ACCESS_REMOTE_WRITE |
 			OPENRDMA_ACCESS_REMOTE_READ |
@@ -65,31 +28,7 @@ static int target_of(struct tt_side *t, size_t len)
 		FILL);
 	tt_qp(t, OPENRDMA_QPT_RC);
 	tt_qp_init(t->qp);
-	peer_port(t, &peer);
-	/* RTR only: a QP in RTS would connect out to the claimed port */
-	qp_rtr(t, &peer);
-
-	fd = tt_raw_connect(&t->port.addr);
-	memset(&f, 0, sizeof(f));
-	f.opcode = TCP_OP_HELLO;
-	f.qpn = t->qp->qp_num;
-	f.src_qpn = PEER_QPN;
-	f.port = PEER_PORT;
-	if (t->port.addr.ss_family == AF_INET) {
-		f.family = TCP_FAMILY_IPV4;
-		memcpy(f.addr, &((struct sockaddr_in *)&t->port.addr)->sin_addr,
-		       4);
-	} else {
-		f.family = TCP_FAMILY_IPV6;
-		memcpy(f.addr,
-		       &((struct sockaddr_in6 *)&t->port.addr)->sin6_addr, 16);
-	}
-	tt_raw_frame(fd, &f, NULL);
-	cr_assert_eq(tt_raw_read(fd, &f, TT_TIMEOUT_MS), 0, "no HELLO answer");
-	cr_assert_eq(f.opcode, TCP_OP_HELLO);
-	cr_assert_eq(f.qpn, PEER_QPN);
-	cr_assert_eq(f.src_qpn, t->qp->qp_num);
-	return fd;
+	return tt_raw_target(t);
 }
 
 static int target(struct tt_side *t)
@@ -401,58 +340,10 @@ Test(tcp_hostile, end_in_the_middle_of_a_large_payload, .timeout = 30)
  */
 static int initiator(struct tt_side *t)
 {
-	struct openrdma_qp_attr attr;
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-	struct timeval tv = { .tv_sec = 5 };
-	struct tcp_frame f;
-	int lfd, fd;
-
 	tt_open(t, "tcp0", BIG, TT_ACCESS, BIG_FILL);
 	tt_qp(t, OPENRDMA_QPT_RC);
 	tt_qp_init(t->qp);
-	ss = t->port.addr;
-	if (ss.ss_family == AF_INET)
-		((struct sockaddr_in *)&ss)->sin_port = 0;
-	else
-		((struct sockaddr_in6 *)&ss)->sin6_port = 0;
-	lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	cr_assert_geq(lfd, 0);
-	cr_assert_eq(bind(lfd, (struct sockaddr *)&ss,
-			  ss.ss_family == AF_INET ?
-				  sizeof(struct sockaddr_in) :
-				  sizeof(struct sockaddr_in6)),
-		     0);
-	cr_assert_eq(listen(lfd, 1), 0);
-	cr_assert_eq(getsockname(lfd, (struct sockaddr *)&ss, &len), 0);
-
-	qp_rtr(t, &ss);
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = OPENRDMA_QPS_RTS;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic = 1;
-	cr_assert_eq(openrdma_qp_modify(t->qp, &attr,
-					OPENRDMA_QP_STATE |
-						OPENRDMA_QP_TIMEOUT |
-						OPENRDMA_QP_RETRY_CNT |
-						OPENRDMA_QP_RNR_RETRY |
-						OPENRDMA_QP_SQ_PSN |
-						OPENRDMA_QP_MAX_QP_RD_ATOMIC),
-		     0);
-
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	cr_assert_geq(fd, 0, "the QP did not connect: %s", strerror(errno));
-	close(lfd);
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	cr_assert_eq(tt_raw_read(fd, &f, TT_TIMEOUT_MS), 0);
-	cr_assert_eq(f.opcode, TCP_OP_HELLO);
-	cr_assert_eq(f.qpn, PEER_QPN);
-	f.qpn = t->qp->qp_num;
-	f.src_qpn = PEER_QPN;
-	tt_raw_frame(fd, &f, NULL);
-	return fd;
+	return tt_raw_initiator(t);
 }
 
 /*

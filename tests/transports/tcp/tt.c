@@ -12,6 +12,7 @@
 
 #include <openrdma/registry.h>
 
+#include "core/qp_state.h"
 #include "transports/tcp/tcp.h"
 #include "tt.h"
 
@@ -258,6 +259,109 @@ void tt_listen_addr(const struct tt_side *s, struct sockaddr_storage *ss)
 		((struct sockaddr_in *)ss)->sin_port = 0;
 	else
 		((struct sockaddr_in6 *)ss)->sin6_port = 0;
+}
+
+void tt_qp_rtr(struct tt_side *s, const struct sockaddr_storage *peer)
+{
+	struct openrdma_qp_attr attr = { .qp_state = OPENRDMA_QPS_RTR };
+	uint32_t req, opt;
+
+	cr_assert_eq(core_qp_transition(OPENRDMA_QPT_RC, OPENRDMA_QPS_INIT,
+					OPENRDMA_QPS_RTR, &req, &opt),
+		     0);
+	attr.path_mtu = OPENRDMA_MTU_4096;
+	attr.dest_qp_num = TT_PEER_QPN;
+	attr.ah_attr.port_num = 1;
+	attr.ah_attr.addr = *peer;
+	cr_assert_eq(openrdma_qp_modify(s->qp, &attr,
+					OPENRDMA_QP_STATE | (int)req),
+		     0);
+}
+
+int tt_raw_target(struct tt_side *s)
+{
+	struct sockaddr_storage peer = s->port.addr;
+	struct tcp_frame f;
+	int fd;
+
+	/* the port the raw peer claims as its own: ours, on TT_PEER_PORT */
+	if (peer.ss_family == AF_INET)
+		((struct sockaddr_in *)&peer)->sin_port = htons(TT_PEER_PORT);
+	else
+		((struct sockaddr_in6 *)&peer)->sin6_port = htons(TT_PEER_PORT);
+	/* RTR only: a QP in RTS would connect out to the claimed port */
+	tt_qp_rtr(s, &peer);
+
+	fd = tt_raw_connect(&s->port.addr);
+	memset(&f, 0, sizeof(f));
+	f.opcode = TCP_OP_HELLO;
+	f.qpn = s->qp->qp_num;
+	f.src_qpn = TT_PEER_QPN;
+	f.port = TT_PEER_PORT;
+	if (s->port.addr.ss_family == AF_INET) {
+		f.family = TCP_FAMILY_IPV4;
+		memcpy(f.addr, &((struct sockaddr_in *)&s->port.addr)->sin_addr,
+		       4);
+	} else {
+		f.family = TCP_FAMILY_IPV6;
+		memcpy(f.addr,
+		       &((struct sockaddr_in6 *)&s->port.addr)->sin6_addr, 16);
+	}
+	tt_raw_frame(fd, &f, NULL);
+	cr_assert_eq(tt_raw_read(fd, &f, TT_TIMEOUT_MS), 0, "no HELLO answer");
+	cr_assert_eq(f.opcode, TCP_OP_HELLO);
+	cr_assert_eq(f.qpn, TT_PEER_QPN);
+	cr_assert_eq(f.src_qpn, s->qp->qp_num);
+	return fd;
+}
+
+int tt_raw_initiator(struct tt_side *s)
+{
+	struct openrdma_qp_attr attr;
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	struct timeval tv = { .tv_sec = 5 };
+	struct tcp_frame f;
+	int lfd, fd;
+
+	tt_listen_addr(s, &ss);
+	lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(lfd, 0);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&ss,
+			  ss.ss_family == AF_INET ?
+				  sizeof(struct sockaddr_in) :
+				  sizeof(struct sockaddr_in6)),
+		     0);
+	cr_assert_eq(listen(lfd, 1), 0);
+	cr_assert_eq(getsockname(lfd, (struct sockaddr *)&ss, &len), 0);
+
+	tt_qp_rtr(s, &ss);
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = OPENRDMA_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.max_rd_atomic = 1;
+	cr_assert_eq(openrdma_qp_modify(s->qp, &attr,
+					OPENRDMA_QP_STATE |
+						OPENRDMA_QP_TIMEOUT |
+						OPENRDMA_QP_RETRY_CNT |
+						OPENRDMA_QP_RNR_RETRY |
+						OPENRDMA_QP_SQ_PSN |
+						OPENRDMA_QP_MAX_QP_RD_ATOMIC),
+		     0);
+
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	cr_assert_geq(fd, 0, "the QP did not connect: %s", strerror(errno));
+	close(lfd);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	cr_assert_eq(tt_raw_read(fd, &f, TT_TIMEOUT_MS), 0);
+	cr_assert_eq(f.opcode, TCP_OP_HELLO);
+	cr_assert_eq(f.qpn, TT_PEER_QPN);
+	f.qpn = s->qp->qp_num;
+	f.src_qpn = TT_PEER_QPN;
+	tt_raw_frame(fd, &f, NULL);
+	return fd;
 }
 
 int tt_raw_connect(const struct sockaddr_storage *addr)

@@ -79,6 +79,26 @@ void tt_hand_to_poller(struct tt_side *poller, struct tt_side *writer,
 
 /* The side's port address with port 0: where a CM listener goes. */
 void tt_listen_addr(const struct tt_side *s, struct sockaddr_storage *ss);
+/* What a raw peer that connects by hand claims to be: its QP number, and
+ * its port (the side's address with this port number). */
+#define TT_PEER_QPN 0x4242
+#define TT_PEER_PORT 1
+/* s's QP, in INIT, to RTR towards QP TT_PEER_QPN at the port peer, with
+ * what the core's state table requires of that transition. */
+void tt_qp_rtr(struct tt_side *s, const struct sockaddr_storage *peer);
+/*
+ * s's QP, in INIT, to RTR towards a raw peer (TT_PEER_QPN), and the raw
+ * peer's connection to s's port, past the HELLO handshake: the raw peer
+ * speaks for a QP connected by hand.  Returns its socket.
+ */
+int tt_raw_target(struct tt_side *s);
+/*
+ * s's QP, in INIT, to RTS towards a raw listener (TT_PEER_QPN), which
+ * accepts its connection and answers its HELLO: the raw peer speaks for
+ * the target of s's requests.  Returns the raw peer's socket.  The QP
+ * allows one read or atomic in flight.
+ */
+int tt_raw_initiator(struct tt_side *s);
 /* A raw TCP connection to addr (blocking, with a receive timeout). */
 int tt_raw_connect(const struct sockaddr_storage *addr);
 /* Writes len bytes, or as many as the transport takes before it hangs up. */

@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/*
+ * Mutated streams against a live tcp context, from a raw peer on a QP
+ * connected by hand.  As the initiator, it sends a few valid requests
+ * (sends, writes, reads, atomics, keepalives); as the target, it answers
+ * the QP's requests (acknowledgements, read and atomic responses).  One
+ * frame in three has a field moved just past what is valid (a length,
+ * an address at the region's edge, a key, a PSN, a QP number), and the
+ * stream as a whole has bytes flipped, overwritten or inserted, or is
+ * cut short; then the peer ends its side.  Whatever it sent, the
+ * transport must end the connection with the peer, complete each of
+ * the QP's requests exactly once, write nothing outside the one
+ * registered region, and go on serving new connections.  Each side runs
+ * once with the progress thread reading the connections and once with a
+ * thread busy-polling their CQ, which reads them itself (tcp_poll.c).
+ *
+ * The streams come from a fixed seed, so that a failure repeats; for
+ * longer runs OPENRDMA_TEST_MUTATIONS sets how many streams each test
+ * sends (default 300) and OPENRDMA_TEST_SEED another seed.
+ */
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "tt.h"
+
+#define FILL 0xa5
+/* The buffer: a registered region between two unregistered guards. */
+#define GUARD 4096
+#define REGION 4096
+#define BUF_LEN (GUARD + REGION + GUARD)
+#define RECVS 4
+/* the receive of the last check, whose completion the poller looks for */
+#define SERVING_WR 77
+#define RECV_LEN 256
+#define MAX_FRAMES 8
+#define MAX_PAYLOAD 512
+/* payload a skewed length adds, at most */
+#define MAX_SKEW 64
+#define STREAM_MAX \
+	(MAX_FRAMES * (TCP_FRAME_HDR_MAX + MAX_PAYLOAD + MAX_SKEW) + 64)
+
+struct mutate {
+	struct tt_side t;
+	struct openrdma_mr *region;
+	uint64_t rng;
+	unsigned int n; /* streams to send */
+	/* a thread busy-polls the CQ and counts its completions */
+	bool with_poller;
+	pthread_t poller;
+	atomic_bool stop;
+	atomic_ulong polled;
+	/* the wr_id of the last successful completion it polled, plus 1 */
+	atomic_ulong polled_ok;
+};
+
+/* xorshift64*: the same streams on every run */
+static uint64_t rnd(struct mutate *m)
+{
+	m->rng ^= m->rng >> 12;
+	m->rng ^= m->rng << 25;
+	m->rng ^= m->rng >> 27;
+	return m->rng * 0x2545f4914f6cdd1dull;
+}
+
+static uint32_t rnd_below(struct mutate *m, uint32_t n)
+{
+	return (uint32_t)(rnd(m) % n);
+}
+
+/* An address in the region for len bytes, aligned to align. */
+static uint64_t region_addr(struct mutate *m, uint32_t len, uint32_t align)
+{
+	uint32_t off = rnd_below(m, REGION - len + 1) & ~(align - 1);
+
+	return (uintptr_t)m->t.buf + GUARD + off;
+}
+
+/* Moves one field of f just past what is valid, or to an edge. */
+static void skew_field(struct mutate *m, struct tcp_frame *f)
+{
+	static const uint32_t edges[] = { 0x7fffffffu, 0x80000000u,
+					  0xffffffffu };
+	uint64_t start = (uintptr_t)m->t.buf + GUARD;
+
+	switch (rnd_below(m, 8)) {
+	case 0: /* longer than the receive or the region allows */
+		f->length += 1 + rnd_below(m, MAX_SKEW);
+		break;
+	case 1: /* ends past the region */
+		f->raddr = start + REGION - rnd_below(m, MAX_SKEW);
+		break;
+	case 2: /* starts before it */
+		f->raddr = start - 1 - rnd_below(m, MAX_SKEW);
+		break;
+	case 3: /* another key */
+		f->rkey ^= 1u << rnd_below(m, 32);
+		break;
+	case 4: /* reads past the region */
+		f->rlen += 1 + rnd_below(m, MAX_SKEW);
+		break;
+	case 5:
+		f->length = edges[rnd_below(m, 3)];
+		break;
+	case 6: /* out of sequence */
+		f->psn += 1 + rnd_below(m, 3);
+		break;
+	default: /* another QP */
+		f->qpn ^= 1u << rnd_below(m, 24);
+		break;
+	}
+}
+
+/* One valid request (with the next *psn) or keepalive, one in three
+ * with a field skewed; returns its length in out, header and payload
+ * (MAX_SKEW bytes at most of a skewed length's). */
+static size_t valid_frame(struct mutate *m, uint32_t *psn, uint8_t *out)
+{
+	static const uint8_t ops[] = {
+		TCP_OP_SEND,	  TCP_OP_SEND_IMM,  TCP_OP_WRITE,
+		TCP_OP_WRITE_IMM, TCP_OP_READ,	    TCP_OP_CMP_SWAP,
+		TCP_OP_FETCH_ADD, TCP_OP_KEEPALIVE,
+	};
+	struct tcp_frame f;
+	unsigned int n, i, len;
+
+	memset(&f, 0, sizeof(f));
+	f.opcode = ops[rnd_below(m, sizeof(ops))];
+	if (f.opcode != TCP_OP_KEEPALIVE) {
+		f.qpn = m->t.qp->qp_num;
+		f.psn = (*psn)++;
+		f.flags = rnd_below(m, 2) ? TCP_FLAG_ACKREQ : 0;
+	}
+	switch (f.opcode) {
+	case TCP_OP_SEND:
+	case TCP_OP_SEND_IMM:
+		f.length = rnd_below(m, RECV_LEN + 1);
+		f.imm = (uint32_t)rnd(m);
+		break;
+	case TCP_OP_WRITE:
+	case TCP_OP_WRITE_IMM:
+		f.length = rnd_below(m, MAX_PAYLOAD + 1);
+		f.raddr = region_addr(m, f.length, 1);
+		f.rkey = m->region->rkey;
+		f.imm = (uint32_t)rnd(m);
+		break;
+	case TCP_OP_READ:
+		f.rlen = rnd_below(m, MAX_PAYLOAD + 1);
+		f.raddr = region_addr(m, f.rlen, 1);
+		f.rkey = m->region->rkey;
+		break;
+	case TCP_OP_CMP_SWAP:
+	case TCP_OP_FETCH_ADD:
+		f.raddr = region_addr(m, 8, 8);
+		f.rkey = m->region->rkey;
+		f.compare_add = rnd(m);
+		f.swap = rnd(m);
+		break;
+	default:
+		break;
+	}
+	if (!rnd_below(m, 3))
+		skew_field(m, &f);
+	n = tcp_frame_encode(&f, out);
+	len = f.length < MAX_PAYLOAD + MAX_SKEW ? f.length :
+						  MAX_PAYLOAD + MAX_SKEW;
+	for (i = 0; i < len; i++)
+		out[n + i] = (uint8_t)rnd(m);
+	return n + len;
+}
+
+/* One mutation of the len bytes at buf (room for 32 more); returns the
+ * new length. */
+static size_t mutate_bytes(struct mutate *m, uint8_t *buf, size_t len)
+{
+	unsigned int i, k;
+	size_t at;
+
+	if (!len)
+		return 0;
+	switch (rnd_below(m, 5)) {
+	case 0: /* a few bytes flipped */
+		for (k = 1 + rnd_below(m, 4); k; k--)
+			buf[rnd_below(m, (uint32_t)len)] ^=
+				(uint8_t)(1 + rnd_below(m, 255));
+		return len;
+	case 1: /* four bytes overwritten */
+		at = rnd_below(m, (uint32_t)len);
+		for (k = 0; k < 4 && at + k < len; k++)
+			buf[at + k] = (uint8_t)rnd(m);
+		return len;
+	case 2: /* cut short */
+		return rnd_below(m, (uint32_t)len);
+	case 3: /* random bytes inserted */
+		at = rnd_below(m, (uint32_t)len + 1);
+		k = 1 + rnd_below(m, 32);
+		memmove(buf + at + k, buf + at, len - at);
+		for (i = 0; i < k; i++)
+			buf[at + i] = (uint8_t)rnd(m);
+		return len + k;
+	default: /* as it is */
+		return len;
+	}
+}
+
+/* A stream of valid requests, mutated; returns its length. */
+static size_t request_stream(struct mutate *m, uint8_t *buf)
+{
+	unsigned int frames = 1 + rnd_below(m, MAX_FRAMES), i;
+	uint32_t psn = 0;
+	size_t len = 0;
+
+	for (i = 0; i < frames; i++)
+		len += valid_frame(m, &psn, buf + len);
+	return mutate_bytes(m, buf, len);
+}
+
+/* Drains what the transport answers until it ends the connection. */
+static void expect_end(int fd)
+{
+	cr_assert(tt_raw_closed(fd, TT_TIMEOUT_MS),
+		  "the connection outlived its peer's end");
+}
+
+static void expect_guards_untouched(const struct mutate *m)
+{
+	size_t i;
+
+	for (i = 0; i < GUARD; i++) {
+		cr_assert_eq(m->t.buf[i], FILL, "guard byte %zu written", i);
+		cr_assert_eq(m->t.buf[GUARD + REGION + i], FILL,
+			     "guard byte %zu after the region written", i);
+	}
+}
+
+/* Takes what the streams left: completions (unless a poller does) and
+ * async events. */
+static void drain(struct mutate *m)
+{
+	struct openrdma_async_event ev;
+	struct openrdma_wc wc[16];
+
+	while (!m->with_poller && openrdma_cq_poll(m->t.cq, 16, wc) > 0)
+		;
+	while (!tt_async(&m->t, &ev, 0))
+		openrdma_async_event_ack(&ev);
+}
+
+static void *poll_loop(void *arg)
+{
+	struct mutate *m = arg;
+	struct openrdma_wc wc[16];
+	int i, n;
+
+	while (!atomic_load(&m->stop)) {
+		n = openrdma_cq_poll(m->t.cq, 16, wc);
+		for (i = 0; i < n; i++)
+			if (wc[i].status == OPENRDMA_WC_SUCCESS)
+				atomic_store(&m->polled_ok, wc[i].wr_id + 1);
+		if (n > 0)
+			atomic_fetch_add(&m->polled, (unsigned long)n);
+	}
+	return NULL;
+}
+
+/* A positive number from the environment, or def. */
+static uint64_t env_or(const char *name, uint64_t def)
+{
+	const char *s = getenv(name);
+	unsigned long long n = s ? strtoull(s, NULL, 0) : 0;
+
+	return n ? n : def;
+}
+
+/* A new QP and raw connection: a valid write lands, a valid send is
+ * received, as if nothing had come before. */
+static void expect_serving(struct mutate *m)
+{
+	uint8_t payload[64], hdr[TCP_FRAME_HDR_MAX];
+	uint64_t base = (uintptr_t)m->t.buf + GUARD;
+	struct openrdma_wc wc;
+	struct tcp_frame f;
+	int fd, got = 0, i;
+
+	tt_qp(&m->t, OPENRDMA_QPT_RC);
+	tt_qp_init(m->t.qp);
+	fd = tt_raw_target(&m->t);
+	tt_post_recv(&m->t, SERVING_WR, GUARD + 1024, RECV_LEN);
+	memset(payload, 0x3c, sizeof(payload));
+
+	memset(&f, 0, sizeof(f));
+	f.opcode = TCP_OP_WRITE;
+	f.flags = TCP_FLAG_ACKREQ;
+	f.qpn = m->t.qp->qp_num;
+	f.raddr = base + 100;
+	f.rkey = m->region->rkey;
+	f.length = sizeof(payload);
+	tt_raw_frame(fd, &f, payload);
+	cr_assert_eq(tt_raw_read(fd, &f, TT_TIMEOUT_MS), 0);
+	cr_assert_eq(f.opcode, TCP_OP_ACK, "answer %s, want ACK",
+		     tcp_frame_op_name(f.opcode));
+	cr_assert_eq(f.ack, 0);
+	cr_assert(!memcmp(m->t.buf + GUARD + 100, payload, sizeof(payload)));
+
+	memset(&f, 0, sizeof(f));
+	f.opcode = TCP_OP_SEND;
+	f.flags = TCP_FLAG_ACKREQ;
+	f.qpn = m->t.qp->qp_num;
+	f.psn = 1;
+	f.length = sizeof(payload);
+	tt_raw_send(fd, hdr, tcp_frame_encode(&f, hdr));
+	tt_raw_send(fd, payload, sizeof(payload));
+	cr_assert_eq(tt_raw_read(fd, &f, TT_TIMEOUT_MS), 0);
+	cr_assert_eq(f.opcode, TCP_OP_ACK);
+	cr_assert_eq(f.ack, 1);
+	if (m->with_poller) {
+		for (i = 0;
+		     i < 500 && atomic_load(&m->polled_ok) != SERVING_WR + 1;
+		     i++)
+			usleep(10000);
+		got = atomic_load(&m->polled_ok) == SERVING_WR + 1;
+	} else {
+		got = tt_poll(&m->t, 1, &wc, TT_TIMEOUT_MS);
+		cr_assert_eq(wc.status, OPENRDMA_WC_SUCCESS);
+		cr_assert_eq(wc.wr_id, SERVING_WR);
+		cr_assert_eq(wc.byte_len, sizeof(payload));
+	}
+	cr_assert_eq(got, 1, "the send did not complete");
+	cr_assert(!memcmp(m->t.buf + GUARD + 1024, payload, sizeof(payload)));
+	close(fd);
+	cr_assert_eq(openrdma_qp_destroy(m->t.qp), 0);
+	m->t.qp = NULL;
+}
+
+static void mutate_open(struct mutate *m, bool poller)
+{
+	memset(m, 0, sizeof(*m));
+	m->n = (unsigned int)env_or("OPENRDMA_TEST_MUTATIONS", 300);
+	m->rng = env_or("OPENRDMA_TEST_SEED", 0x6f70656e72646d61ull);
+	m->with_poller = poller;
+	tt_open(&m->t, "tcp0", BUF_LEN, TT_ACCESS, FILL);
+	/* one region, and no key that reaches the guards */
+	cr_assert_eq(openrdma_mr_dereg(m->t.mr), 0);
+	cr_assert_eq(openrdma_mr_reg(m->t.pd, m->t.buf + GUARD, REGION,
+				     TT_ACCESS, &m->region),
+		     0);
+	m->t.mr = m->region;
+	if (poller)
+		cr_assert_eq(pthread_create(&m->poller, NULL, poll_loop, m), 0);
+}
+
+static void mutate_close(struct mutate *m)
+{
+	if (m->with_poller) {
+		atomic_store(&m->stop, true);
+		pthread_join(m->poller, NULL);
+	}
+	expect_guards_untouched(m);
+	tt_close(&m->t);
+}
+
+/* After one stream: the QP goes, and what it left is taken. */
+static void qp_done(struct mutate *m, int fd)
+{
+	close(fd);
+	cr_assert_eq(openrdma_qp_destroy(m->t.qp), 0);
+	m->t.qp = NULL;
+	drain(m);
+	expect_guards_untouched(m);
+}
+
+/* Waits for n completions of the QP; returns how many came. */
+static unsigned int completions(struct mutate *m, unsigned int n)
+{
+	struct openrdma_wc wc[MAX_FRAMES];
+	uint64_t end = tt_now_ms() + TT_TIMEOUT_MS;
+	unsigned long got;
+
+	if (!m->with_poller)
+		return (unsigned int)tt_poll(&m->t, (int)n, wc, TT_TIMEOUT_MS);
+	while ((got = atomic_load(&m->polled)) < n && tt_now_ms() < end)
+		usleep(1000);
+	return got < n ? (unsigned int)got : n;
+}
+
+/* The connection ended and its n requests completed: no request
+ * completes twice. */
+static void expect_no_more(struct mutate *m, unsigned int n)
+{
+	struct openrdma_wc wc;
+
+	if (m->with_poller)
+		cr_assert_eq(atomic_fetch_sub(&m->polled, n), n,
+			     "more completions than requests");
+	else
+		cr_assert_eq(openrdma_cq_poll(m->t.cq, 1, &wc), 0,
+			     "more completions than requests");
+}
+
+/* The target's side: mutated requests. */
+static void run_requests(bool poller)
+{
+	static uint8_t buf[STREAM_MAX];
+	struct mutate m;
+	unsigned int i, k;
+	size_t len;
+	int fd;
+
+	mutate_open(&m, poller);
+	for (i = 0; i < m.n; i++) {
+		tt_qp(&m.t, OPENRDMA_QPT_RC);
+		tt_qp_init(m.t.qp);
+		fd = tt_raw_target(&m.t);
+		for (k = 0; k < RECVS; k++)
+			tt_post_recv(&m.t, k, GUARD + k * RECV_LEN, RECV_LEN);
+		len = request_stream(&m, buf);
+		tt_raw_send(fd, buf, len);
+		shutdown(fd, SHUT_WR);
+		expect_end(fd);
+		/* received, or flushed as the QP went to ERR with its
+		 * connection */
+		cr_assert_eq(completions(&m, RECVS), RECVS,
+			     "stream %u: receives without a completion", i);
+		expect_no_more(&m, RECVS);
+		qp_done(&m, fd);
+	}
+	expect_serving(&m);
+	mutate_close(&m);
+}
+
+static bool is_rd_atomic(enum openrdma_wr_opcode op)
+{
+	return op == OPENRDMA_WR_RDMA_READ ||
+	       op == OPENRDMA_WR_ATOMIC_CMP_AND_SWP ||
+	       op == OPENRDMA_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Posts a signaled request of op, on len bytes at off in the region
+ * (8 for atomics); the raw target checks no key. */
+static void post_request(struct mutate *m, enum openrdma_wr_opcode op,
+			 uint64_t wr_id, uint32_t off, uint32_t len)
+{
+	struct openrdma_sge sge = { (uintptr_t)m->t.buf + GUARD + off, len,
+				    m->region->lkey };
+	struct openrdma_send_wr wr = { .wr_id = wr_id,
+				       .sg_list = &sge,
+				       .num_sge = 1,
+				       .opcode = op,
+				       .send_flags = OPENRDMA_SEND_SIGNALED },
+				*bad;
+
+	if (op == OPENRDMA_WR_ATOMIC_CMP_AND_SWP ||
+	    op == OPENRDMA_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = 0x10000;
+		wr.wr.atomic.compare_add = rnd(m);
+		wr.wr.atomic.swap = rnd(m);
+		wr.wr.atomic.rkey = 0x1234;
+	} else {
+		wr.wr.rdma.remote_addr = 0x10000;
+		wr.wr.rdma.rkey = 0x1234;
+	}
+	cr_assert_eq(openrdma_qp_post_send(m->t.qp, &wr, &bad), 0);
+}
+
+/* Posts 1 to MAX_FRAMES requests; returns how many, and in *sent how many
+ * go out before the target answers: the QP allows one read or atomic in
+ * flight, and what follows a second waits for its answer. */
+static unsigned int post_requests(struct mutate *m, unsigned int *sent)
+{
+	static const enum openrdma_wr_opcode ops[] = {
+		OPENRDMA_WR_SEND,
+		OPENRDMA_WR_RDMA_WRITE,
+		OPENRDMA_WR_RDMA_READ,
+		OPENRDMA_WR_ATOMIC_CMP_AND_SWP,
+		OPENRDMA_WR_ATOMIC_FETCH_AND_ADD,
+	};
+	unsigned int i, n = 1 + rnd_below(m, MAX_FRAMES), rd = 0;
+	enum openrdma_wr_opcode op;
+	uint32_t len, off;
+
+	*sent = n;
+	for (i = 0; i < n; i++) {
+		op = ops[rnd_below(m, sizeof(ops) / sizeof(ops[0]))];
+		if (is_rd_atomic(op) && rd++ == 1)
+			*sent = i;
+		len = is_rd_atomic(op) && op != OPENRDMA_WR_RDMA_READ ?
+			      8 :
+			      rnd_below(m, RECV_LEN + 1);
+		off = i * RECV_LEN;
+		post_request(m, op, i, off, len);
+	}
+	return n;
+}
+
+/* Reads the n requests the QP sent and writes their answers to buf, as a
+ * target would, one in three with a field skewed, and mutates them;
+ * returns their length. */
+static size_t answer_stream(struct mutate *m, int fd, unsigned int n,
+			    uint8_t *buf)
+{
+	struct tcp_frame f, a;
+	size_t len = 0;
+	unsigned int i, k;
+
+	for (i = 0; i < n; i++) {
+		cr_assert_eq(tt_raw_read(fd, &f, TT_TIMEOUT_MS), 0,
+			     "request %u of %u did not come", i, n);
+		memset(&a, 0, sizeof(a));
+		a.qpn = m->t.qp->qp_num;
+		a.psn = f.psn;
+		switch (f.opcode) {
+		case TCP_OP_READ:
+			a.opcode = TCP_OP_READ_RESP;
+			a.length = f.rlen;
+			break;
+		case TCP_OP_CMP_SWAP:
+		case TCP_OP_FETCH_ADD:
+			a.opcode = TCP_OP_ATOMIC_RESP;
+			a.value = rnd(m);
+			break;
+		default:
+			a.opcode = TCP_OP_ACK;
+			a.flags = TCP_FLAG_ACK;
+			a.ack = f.psn;
+			a.psn = 0;
+			break;
+		}
+		if (!rnd_below(m, 3))
+			skew_field(m, &a);
+		len += tcp_frame_encode(&a, buf + len);
+		for (k = 0; k < a.length && k < MAX_PAYLOAD + MAX_SKEW; k++)
+			buf[len++] = (uint8_t)rnd(m);
+	}
+	return mutate_bytes(m, buf, len);
+}
+
+/* A new QP reads from a valid target: the data lands, the read
+ * completes, as if nothing had come before. */
+static void expect_reading(struct mutate *m)
+{
+	uint8_t data[64];
+	struct tcp_frame f, a;
+	unsigned int k;
+	int fd;
+
+	tt_qp(&m->t, OPENRDMA_QPT_RC);
+	tt_qp_init(m->t.qp);
+	fd = tt_raw_initiator(&m->t);
+	post_request(m, OPENRDMA_WR_RDMA_READ, SERVING_WR, 2048, sizeof(data));
+	cr_assert_eq(tt_raw_read(fd, &f, TT_TIMEOUT_MS), 0);
+	cr_assert_eq(f.opcode, TCP_OP_READ);
+	cr_assert_eq(f.rlen, sizeof(data));
+	for (k = 0; k < sizeof(data); k++)
+		data[k] = (uint8_t)(k * 5 + 1);
+	memset(&a, 0, sizeof(a));
+	a.opcode = TCP_OP_READ_RESP;
+	a.qpn = m->t.qp->qp_num;
+	a.psn = f.psn;
+	a.length = sizeof(data);
+	tt_raw_frame(fd, &a, data);
+	if (m->with_poller) {
+		for (k = 0;
+		     k < 500 && atomic_load(&m->polled_ok) != SERVING_WR + 1;
+		     k++)
+			usleep(10000);
+		cr_assert_eq(atomic_load(&m->polled_ok), SERVING_WR + 1,
+			     "the read did not complete");
+	} else {
+		struct openrdma_wc wc;
+
+		cr_assert_eq(tt_poll(&m->t, 1, &wc, TT_TIMEOUT_MS), 1);
+		cr_assert_eq(wc.status, OPENRDMA_WC_SUCCESS);
+		cr_assert_eq(wc.wr_id, SERVING_WR);
+	}
+	cr_assert(!memcmp(m->t.buf + GUARD + 2048, data, sizeof(data)));
+	qp_done(m, fd);
+}
+
+/* The initiator's side: mutated answers.  Every request completes, in
+ * success or in error, and the connection ends with the peer's. */
+static void run_answers(bool poller)
+{
+	static uint8_t buf[STREAM_MAX];
+	unsigned int i, n, sent;
+	struct mutate m;
+	size_t len;
+	int fd;
+
+	mutate_open(&m, poller);
+	for (i = 0; i < m.n; i++) {
+		tt_qp(&m.t, OPENRDMA_QPT_RC);
+		tt_qp_init(m.t.qp);
+		fd = tt_raw_initiator(&m.t);
+		n = post_requests(&m, &sent);
+		len = answer_stream(&m, fd, sent, buf);
+		tt_raw_send(fd, buf, len);
+		shutdown(fd, SHUT_WR);
+		cr_assert_eq(completions(&m, n), n,
+			     "stream %u: requests without a completion", i);
+		expect_end(fd);
+		expect_no_more(&m, n);
+		qp_done(&m, fd);
+	}
+	expect_reading(&m);
+	mutate_close(&m);
+}
+
+Test(tcp_mutate, target_survives_mutated_requests, .timeout = 120)
+{
+	run_requests(false);
+}
+
+Test(tcp_mutate, busy_polled_target_survives_mutated_requests, .timeout = 120)
+{
+	run_requests(true);
+}
+
+Test(tcp_mutate, initiator_survives_mutated_answers, .timeout = 300)
+{
+	run_answers(false);
+}
+
+Test(tcp_mutate, busy_polled_initiator_survives_mutated_answers, .timeout = 300)
+{
+	run_answers(true);
+}

@@ -14,6 +14,13 @@
  * once with the progress thread reading the connections and once with a
  * thread busy-polling their CQ, which reads them itself (tcp_poll.c).
  *
+ * A listener meets mutated handshakes the same way: a raw active peer
+ * sends CONNECT, RTU, requests and DISCONNECT, with the CONNECT valid
+ * (the request is accepted, then what follows is mutated) or mutated
+ * with the rest.  A valid CONNECT must reach the application with its
+ * private data, an accepted id must end with its connection (only by
+ * DISCONNECTED once established), and a real client must still connect.
+ *
  * The streams come from a fixed seed, so that a failure repeats; for
  * longer runs OPENRDMA_TEST_MUTATIONS sets how many streams each test
  * sends (default 300) and OPENRDMA_TEST_SEED another seed.
@@ -117,10 +124,11 @@ static void skew_field(struct mutate *m, struct tcp_frame *f)
 	}
 }
 
-/* One valid request (with the next *psn) or keepalive, one in three
- * with a field skewed; returns its length in out, header and payload
+/* One valid request to QP qpn (with the next *psn) or keepalive, one in
+ * three with a field skewed; returns its length in out, header and payload
  * (MAX_SKEW bytes at most of a skewed length's). */
-static size_t valid_frame(struct mutate *m, uint32_t *psn, uint8_t *out)
+static size_t valid_frame(struct mutate *m, uint32_t qpn, uint32_t *psn,
+			  uint8_t *out)
 {
 	static const uint8_t ops[] = {
 		TCP_OP_SEND,	  TCP_OP_SEND_IMM,  TCP_OP_WRITE,
@@ -133,7 +141,7 @@ static size_t valid_frame(struct mutate *m, uint32_t *psn, uint8_t *out)
 	memset(&f, 0, sizeof(f));
 	f.opcode = ops[rnd_below(m, sizeof(ops))];
 	if (f.opcode != TCP_OP_KEEPALIVE) {
-		f.qpn = m->t.qp->qp_num;
+		f.qpn = qpn;
 		f.psn = (*psn)++;
 		f.flags = rnd_below(m, 2) ? TCP_FLAG_ACKREQ : 0;
 	}
@@ -217,7 +225,7 @@ static size_t request_stream(struct mutate *m, uint8_t *buf)
 	size_t len = 0;
 
 	for (i = 0; i < frames; i++)
-		len += valid_frame(m, &psn, buf + len);
+		len += valid_frame(m, m->t.qp->qp_num, &psn, buf + len);
 	return mutate_bytes(m, buf, len);
 }
 
@@ -611,6 +619,270 @@ static void run_answers(bool poller)
 	mutate_close(&m);
 }
 
+/* ------------------------------------------------------------------ */
+/* Connection management                                              */
+/* ------------------------------------------------------------------ */
+
+/* The CM side of a run: a listener, and the request being served. */
+struct cm_run {
+	struct mutate *m;
+	struct sockaddr_storage addr; /* the listener's */
+	uint32_t tag; /* private data of the current stream's CONNECT */
+	uint8_t pdata[TCP_FRAME_PDATA_CONNECT]; /* all of it */
+	unsigned int plen;
+	bool intact; /* the CONNECT goes as it is */
+	struct openrdma_cm_id *id; /* its request, accepted */
+	struct openrdma_qp *qp;
+	bool established;
+	bool ended; /* the id's last event came */
+};
+
+static uint32_t get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+/* A CONNECT whose private data starts with the stream's tag. */
+static size_t connect_frame(struct cm_run *c, uint8_t *out)
+{
+	struct mutate *m = c->m;
+	struct tcp_frame f;
+	unsigned int n, i;
+
+	memset(&f, 0, sizeof(f));
+	f.opcode = TCP_OP_CONNECT;
+	f.src_qpn = 1 + rnd_below(m, TCP_FRAME_QPN_MAX);
+	f.responder_resources = (uint8_t)(1 + rnd_below(m, 16));
+	f.initiator_depth = (uint8_t)(1 + rnd_below(m, 16));
+	f.retry_count = (uint8_t)rnd_below(m, 8);
+	f.rnr_retry_count = (uint8_t)rnd_below(m, 8);
+	f.length = 4 + rnd_below(m, TCP_FRAME_PDATA_CONNECT - 3);
+	c->plen = f.length;
+	c->pdata[0] = (uint8_t)(c->tag >> 24);
+	c->pdata[1] = (uint8_t)(c->tag >> 16);
+	c->pdata[2] = (uint8_t)(c->tag >> 8);
+	c->pdata[3] = (uint8_t)c->tag;
+	for (i = 4; i < f.length; i++)
+		c->pdata[i] = (uint8_t)rnd(m);
+	n = tcp_frame_encode(&f, out);
+	memcpy(out + n, c->pdata, f.length);
+	return n + f.length;
+}
+
+/* What an established active side sends: RTU, requests to QP qpn, and
+ * maybe DISCONNECT. */
+static size_t session_frames(struct mutate *m, uint32_t qpn, uint8_t *out)
+{
+	unsigned int k, n = rnd_below(m, 4);
+	uint32_t psn = 0;
+	struct tcp_frame f;
+	size_t len;
+
+	memset(&f, 0, sizeof(f));
+	f.opcode = TCP_OP_RTU;
+	len = tcp_frame_encode(&f, out);
+	for (k = 0; k < n; k++)
+		len += valid_frame(m, qpn, &psn, out + len);
+	if (rnd_below(m, 2)) {
+		memset(&f, 0, sizeof(f));
+		f.opcode = TCP_OP_DISCONNECT;
+		f.length = rnd_below(m, TCP_FRAME_PDATA_DISCONNECT + 1);
+		len += tcp_frame_encode(&f, out + len);
+		for (k = 0; k < f.length; k++)
+			out[len++] = (uint8_t)rnd(m);
+	}
+	return len;
+}
+
+static bool is_last_event(enum openrdma_cm_event_type e)
+{
+	return e == OPENRDMA_CM_EVENT_DISCONNECTED ||
+	       e == OPENRDMA_CM_EVENT_CONNECT_ERROR ||
+	       e == OPENRDMA_CM_EVENT_UNREACHABLE ||
+	       e == OPENRDMA_CM_EVENT_REJECTED;
+}
+
+/*
+ * Takes one CM event (within timeout_ms; false if none came).  The
+ * request of the current stream is left in c->id, unanswered; others
+ * (from an earlier stream whose CONNECT was mutated) are rejected.  The
+ * accepted id's events are recorded.
+ */
+static bool cm_event(struct cm_run *c, int timeout_ms)
+{
+	struct openrdma_cm_event *ev;
+	struct openrdma_cm_id *id;
+	enum openrdma_cm_event_type type;
+	bool mine;
+
+	if (tt_cm_quiet(&c->m->t, timeout_ms))
+		return false;
+	cr_assert_eq(openrdma_cm_event_get(c->m->t.ch, &ev), 0);
+	type = ev->event;
+	id = ev->id;
+	mine = ev->param.private_data_len >= 4 &&
+	       get_be32(ev->param.private_data) == c->tag;
+	/* a CONNECT that went as it is arrives as it went */
+	if (type == OPENRDMA_CM_EVENT_CONNECT_REQUEST && mine && c->intact)
+		cr_assert(ev->param.private_data_len == c->plen &&
+				  !memcmp(ev->param.private_data, c->pdata,
+					  c->plen),
+			  "the request's private data differs from CONNECT's");
+	openrdma_cm_event_ack(ev);
+	if (type == OPENRDMA_CM_EVENT_CONNECT_REQUEST) {
+		if (mine && !c->id) {
+			c->id = id;
+			return true;
+		}
+		/* a request may be rejected however its connection fares */
+		(void)openrdma_cm_reject(id, NULL, 0);
+		cr_assert_eq(openrdma_cm_id_destroy(id), 0);
+		return true;
+	}
+	cr_assert_eq(id, c->id, "CM event %s for an id no longer served",
+		     openrdma_cm_event_str(type));
+	cr_assert(!c->ended, "CM event %s after the id's last",
+		  openrdma_cm_event_str(type));
+	if (type == OPENRDMA_CM_EVENT_ESTABLISHED) {
+		c->established = true;
+	} else {
+		cr_assert(is_last_event(type), "CM event %s",
+			  openrdma_cm_event_str(type));
+		/* once established, only DISCONNECTED ends it */
+		if (c->established)
+			cr_assert_eq(type, OPENRDMA_CM_EVENT_DISCONNECTED);
+		c->ended = true;
+	}
+	return true;
+}
+
+/* Accepts the current stream's request with a new QP; returns whether
+ * the transport took the accept (the peer may be gone already). */
+static bool cm_accept(struct cm_run *c)
+{
+	struct openrdma_conn_param param = { .responder_resources = 4,
+					     .initiator_depth = 4,
+					     .retry_count = 7,
+					     .rnr_retry_count = 7 };
+	struct openrdma_qp_init_attr init = {
+		.send_cq = c->m->t.cq,
+		.recv_cq = c->m->t.cq,
+		.qp_type = OPENRDMA_QPT_RC,
+		.cap = { .max_send_wr = 16,
+			 .max_recv_wr = 16,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct openrdma_sge sge = { (uintptr_t)c->m->t.buf + GUARD, RECV_LEN,
+				    c->m->region->lkey };
+	struct openrdma_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	cr_assert_eq(openrdma_qp_create(c->m->t.pd, &init, &c->qp), 0);
+	tt_qp_init(c->qp);
+	cr_assert_eq(openrdma_qp_post_recv(c->qp, &wr, &bad), 0);
+	return !openrdma_cm_accept(c->id, c->qp, &param);
+}
+
+/* The stream is over: the accepted id, if any, ends and goes. */
+static void cm_finish(struct cm_run *c)
+{
+	uint64_t end = tt_now_ms() + TT_TIMEOUT_MS;
+
+	while (c->id && !c->ended && tt_now_ms() < end)
+		cm_event(c, 100);
+	if (c->id) {
+		cr_assert(c->ended, "the connection's id never ended");
+		cr_assert_eq(openrdma_cm_id_destroy(c->id), 0);
+	}
+	if (c->qp)
+		cr_assert_eq(openrdma_qp_destroy(c->qp), 0);
+	c->id = NULL;
+	c->qp = NULL;
+	c->established = false;
+	c->ended = false;
+	drain(c->m);
+	expect_guards_untouched(c->m);
+}
+
+/*
+ * One stream.  Half of them make a valid CONNECT, have it accepted and
+ * mutate what follows (RTU, requests, DISCONNECT); the other half
+ * mutate the CONNECT and what follows it at once.
+ */
+static void cm_stream(struct cm_run *c, uint8_t *buf)
+{
+	struct mutate *m = c->m;
+	bool handshake = rnd_below(m, 2);
+	struct tcp_frame f;
+	size_t len;
+	int fd;
+
+	fd = tt_raw_connect(&c->addr);
+	len = connect_frame(c, buf);
+	c->intact = handshake;
+	if (handshake) {
+		tt_raw_send(fd, buf, len);
+		while (!c->id)
+			cr_assert(cm_event(c, TT_TIMEOUT_MS),
+				  "no request for a valid CONNECT");
+		cr_assert(cm_accept(c));
+		cr_assert_eq(tt_raw_read(fd, &f, TT_TIMEOUT_MS), 0);
+		cr_assert_eq(f.opcode, TCP_OP_ACCEPT, "answer %s, want ACCEPT",
+			     tcp_frame_op_name(f.opcode));
+		len = session_frames(m, f.src_qpn, buf);
+	} else {
+		len += session_frames(m, rnd_below(m, 64), buf + len);
+	}
+	len = mutate_bytes(m, buf, len);
+	tt_raw_send(fd, buf, len);
+	shutdown(fd, SHUT_WR);
+	/* a request of a mutated CONNECT may come after all */
+	while (!handshake && !c->id && cm_event(c, 0))
+		;
+	if (!handshake && c->id && !cm_accept(c))
+		c->ended = true;
+	expect_end(fd);
+	close(fd);
+	cm_finish(c);
+}
+
+/* The passive side of connection management: mutated handshakes. */
+static void run_cm(void)
+{
+	static uint8_t buf[STREAM_MAX];
+	struct tt_side client;
+	struct cm_run c;
+	struct mutate m;
+	unsigned int i;
+
+	mutate_open(&m, false);
+	memset(&c, 0, sizeof(c));
+	c.m = &m;
+	tt_listen_addr(&m.t, &c.addr);
+	cr_assert_eq(openrdma_cm_id_create(m.t.ctx, m.t.ch, NULL,
+					   OPENRDMA_PS_TCP, &m.t.listen_id),
+		     0);
+	cr_assert_eq(openrdma_cm_listen(m.t.listen_id,
+					(struct sockaddr *)&c.addr, 8),
+		     0);
+	cr_assert_eq(openrdma_cm_local_addr(m.t.listen_id, &c.addr), 0);
+	for (i = 0; i < m.n; i++) {
+		c.tag = 0x7a000000u | i;
+		cm_stream(&c, buf);
+	}
+
+	/* a real client still connects */
+	tt_open(&client, "tcp0", 4096, TT_ACCESS, 0);
+	tt_qp(&client, OPENRDMA_QPT_RC);
+	tt_qp(&m.t, OPENRDMA_QPT_RC);
+	cr_assert_eq(openrdma_cm_id_destroy(m.t.listen_id), 0);
+	m.t.listen_id = NULL;
+	tt_cm_connect(&m.t, &client, (struct sockaddr *)&c.addr);
+	tt_close(&client);
+	mutate_close(&m);
+}
+
 Test(tcp_mutate, target_survives_mutated_requests, .timeout = 120)
 {
 	run_requests(false);
@@ -629,4 +901,9 @@ Test(tcp_mutate, initiator_survives_mutated_answers, .timeout = 300)
 Test(tcp_mutate, busy_polled_initiator_survives_mutated_answers, .timeout = 300)
 {
 	run_answers(true);
+}
+
+Test(tcp_mutate, listener_survives_mutated_handshakes, .timeout = 300)
+{
+	run_cm();
 }

@@ -58,6 +58,7 @@ struct mutate {
 	struct openrdma_mr *region;
 	uint64_t rng;
 	unsigned int n; /* streams to send */
+	unsigned int i; /* the current one */
 	/* a thread busy-polls the CQ and counts its completions */
 	bool with_poller;
 	pthread_t poller;
@@ -411,35 +412,27 @@ static void expect_no_more(struct mutate *m, unsigned int n)
 			     "more completions than requests");
 }
 
-/* The target's side: mutated requests. */
-static void run_requests(bool poller)
+/* The target's side: one stream of mutated requests. */
+static void request_one(struct mutate *m, uint8_t *buf)
 {
-	static uint8_t buf[STREAM_MAX];
-	struct mutate m;
-	unsigned int i, k;
+	unsigned int k;
 	size_t len;
 	int fd;
 
-	mutate_open(&m, poller);
-	for (i = 0; i < m.n; i++) {
-		tt_qp(&m.t, OPENRDMA_QPT_RC);
-		tt_qp_init(m.t.qp);
-		fd = tt_raw_target(&m.t);
-		for (k = 0; k < RECVS; k++)
-			tt_post_recv(&m.t, k, GUARD + k * RECV_LEN, RECV_LEN);
-		len = request_stream(&m, buf);
-		tt_raw_send(fd, buf, len);
-		shutdown(fd, SHUT_WR);
-		expect_end(fd);
-		/* received, or flushed as the QP went to ERR with its
-		 * connection */
-		cr_assert_eq(completions(&m, RECVS), RECVS,
-			     "stream %u: receives without a completion", i);
-		expect_no_more(&m, RECVS);
-		qp_done(&m, fd);
-	}
-	expect_serving(&m);
-	mutate_close(&m);
+	tt_qp(&m->t, OPENRDMA_QPT_RC);
+	tt_qp_init(m->t.qp);
+	fd = tt_raw_target(&m->t);
+	for (k = 0; k < RECVS; k++)
+		tt_post_recv(&m->t, k, GUARD + k * RECV_LEN, RECV_LEN);
+	len = request_stream(m, buf);
+	tt_raw_send(fd, buf, len);
+	shutdown(fd, SHUT_WR);
+	expect_end(fd);
+	/* received, or flushed as the QP went to ERR with its connection */
+	cr_assert_eq(completions(m, RECVS), RECVS,
+		     "stream %u: receives without a completion", m->i);
+	expect_no_more(m, RECVS);
+	qp_done(m, fd);
 }
 
 static bool is_rd_atomic(enum openrdma_wr_opcode op)
@@ -590,32 +583,41 @@ static void expect_reading(struct mutate *m)
 	qp_done(m, fd);
 }
 
-/* The initiator's side: mutated answers.  Every request completes, in
- * success or in error, and the connection ends with the peer's. */
-static void run_answers(bool poller)
+/* The initiator's side: one stream of mutated answers.  Every request
+ * completes, in success or in error, and the connection ends with the
+ * peer's. */
+static void answer_one(struct mutate *m, uint8_t *buf)
 {
-	static uint8_t buf[STREAM_MAX];
-	unsigned int i, n, sent;
-	struct mutate m;
+	unsigned int n, sent;
 	size_t len;
 	int fd;
 
+	tt_qp(&m->t, OPENRDMA_QPT_RC);
+	tt_qp_init(m->t.qp);
+	fd = tt_raw_initiator(&m->t);
+	n = post_requests(m, &sent);
+	len = answer_stream(m, fd, sent, buf);
+	tt_raw_send(fd, buf, len);
+	shutdown(fd, SHUT_WR);
+	cr_assert_eq(completions(m, n), n,
+		     "stream %u: requests without a completion", m->i);
+	expect_end(fd);
+	expect_no_more(m, n);
+	qp_done(m, fd);
+}
+
+/* m->n streams of one, then the check that the context still serves. */
+static void run_streams(bool poller,
+			void (*one)(struct mutate *m, uint8_t *buf),
+			void (*serving)(struct mutate *m))
+{
+	static uint8_t buf[STREAM_MAX];
+	struct mutate m;
+
 	mutate_open(&m, poller);
-	for (i = 0; i < m.n; i++) {
-		tt_qp(&m.t, OPENRDMA_QPT_RC);
-		tt_qp_init(m.t.qp);
-		fd = tt_raw_initiator(&m.t);
-		n = post_requests(&m, &sent);
-		len = answer_stream(&m, fd, sent, buf);
-		tt_raw_send(fd, buf, len);
-		shutdown(fd, SHUT_WR);
-		cr_assert_eq(completions(&m, n), n,
-			     "stream %u: requests without a completion", i);
-		expect_end(fd);
-		expect_no_more(&m, n);
-		qp_done(&m, fd);
-	}
-	expect_reading(&m);
+	for (m.i = 0; m.i < m.n; m.i++)
+		one(&m, buf);
+	serving(&m);
 	mutate_close(&m);
 }
 
@@ -885,22 +887,22 @@ static void run_cm(void)
 
 Test(tcp_mutate, target_survives_mutated_requests, .timeout = 120)
 {
-	run_requests(false);
+	run_streams(false, request_one, expect_serving);
 }
 
 Test(tcp_mutate, busy_polled_target_survives_mutated_requests, .timeout = 120)
 {
-	run_requests(true);
+	run_streams(true, request_one, expect_serving);
 }
 
 Test(tcp_mutate, initiator_survives_mutated_answers, .timeout = 300)
 {
-	run_answers(false);
+	run_streams(false, answer_one, expect_reading);
 }
 
 Test(tcp_mutate, busy_polled_initiator_survives_mutated_answers, .timeout = 300)
 {
-	run_answers(true);
+	run_streams(true, answer_one, expect_reading);
 }
 
 Test(tcp_mutate, listener_survives_mutated_handshakes, .timeout = 300)

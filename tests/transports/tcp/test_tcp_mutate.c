@@ -261,6 +261,16 @@ static void drain(struct mutate *m)
 		openrdma_async_event_ack(&ev);
 }
 
+/* After one stream: the QP goes, and what it left is taken. */
+static void qp_done(struct mutate *m, int fd)
+{
+	close(fd);
+	cr_assert_eq(openrdma_qp_destroy(m->t.qp), 0);
+	m->t.qp = NULL;
+	drain(m);
+	expect_guards_untouched(m);
+}
+
 static void *poll_loop(void *arg)
 {
 	struct mutate *m = arg;
@@ -287,15 +297,35 @@ static uint64_t env_or(const char *name, uint64_t def)
 	return n ? n : def;
 }
 
+/* The serving check's request (wr_id SERVING_WR) completes in success. */
+static void expect_serving_done(struct mutate *m)
+{
+	struct openrdma_wc wc;
+	int i;
+
+	if (!m->with_poller) {
+		cr_assert_eq(tt_poll(&m->t, 1, &wc, TT_TIMEOUT_MS), 1,
+			     "the check's request did not complete");
+		cr_assert_eq(wc.status, OPENRDMA_WC_SUCCESS);
+		cr_assert_eq(wc.wr_id, SERVING_WR);
+		return;
+	}
+	for (i = 0; i < TT_TIMEOUT_MS / 10 &&
+		    atomic_load(&m->polled_ok) != SERVING_WR + 1;
+	     i++)
+		usleep(10000);
+	cr_assert_eq(atomic_load(&m->polled_ok), SERVING_WR + 1,
+		     "the check's request did not complete");
+}
+
 /* A new QP and raw connection: a valid write lands, a valid send is
  * received, as if nothing had come before. */
 static void expect_serving(struct mutate *m)
 {
 	uint8_t payload[64], hdr[TCP_FRAME_HDR_MAX];
 	uint64_t base = (uintptr_t)m->t.buf + GUARD;
-	struct openrdma_wc wc;
 	struct tcp_frame f;
-	int fd, got = 0, i;
+	int fd;
 
 	tt_qp(&m->t, OPENRDMA_QPT_RC);
 	tt_qp_init(m->t.qp);
@@ -328,23 +358,9 @@ static void expect_serving(struct mutate *m)
 	cr_assert_eq(tt_raw_read(fd, &f, TT_TIMEOUT_MS), 0);
 	cr_assert_eq(f.opcode, TCP_OP_ACK);
 	cr_assert_eq(f.ack, 1);
-	if (m->with_poller) {
-		for (i = 0;
-		     i < 500 && atomic_load(&m->polled_ok) != SERVING_WR + 1;
-		     i++)
-			usleep(10000);
-		got = atomic_load(&m->polled_ok) == SERVING_WR + 1;
-	} else {
-		got = tt_poll(&m->t, 1, &wc, TT_TIMEOUT_MS);
-		cr_assert_eq(wc.status, OPENRDMA_WC_SUCCESS);
-		cr_assert_eq(wc.wr_id, SERVING_WR);
-		cr_assert_eq(wc.byte_len, sizeof(payload));
-	}
-	cr_assert_eq(got, 1, "the send did not complete");
+	expect_serving_done(m);
 	cr_assert(!memcmp(m->t.buf + GUARD + 1024, payload, sizeof(payload)));
-	close(fd);
-	cr_assert_eq(openrdma_qp_destroy(m->t.qp), 0);
-	m->t.qp = NULL;
+	qp_done(m, fd);
 }
 
 static void mutate_open(struct mutate *m, bool poller)
@@ -372,16 +388,6 @@ static void mutate_close(struct mutate *m)
 	}
 	expect_guards_untouched(m);
 	tt_close(&m->t);
-}
-
-/* After one stream: the QP goes, and what it left is taken. */
-static void qp_done(struct mutate *m, int fd)
-{
-	close(fd);
-	cr_assert_eq(openrdma_qp_destroy(m->t.qp), 0);
-	m->t.qp = NULL;
-	drain(m);
-	expect_guards_untouched(m);
 }
 
 /* Waits for n completions of the QP; returns how many came. */
@@ -565,20 +571,7 @@ static void expect_reading(struct mutate *m)
 	a.psn = f.psn;
 	a.length = sizeof(data);
 	tt_raw_frame(fd, &a, data);
-	if (m->with_poller) {
-		for (k = 0;
-		     k < 500 && atomic_load(&m->polled_ok) != SERVING_WR + 1;
-		     k++)
-			usleep(10000);
-		cr_assert_eq(atomic_load(&m->polled_ok), SERVING_WR + 1,
-			     "the read did not complete");
-	} else {
-		struct openrdma_wc wc;
-
-		cr_assert_eq(tt_poll(&m->t, 1, &wc, TT_TIMEOUT_MS), 1);
-		cr_assert_eq(wc.status, OPENRDMA_WC_SUCCESS);
-		cr_assert_eq(wc.wr_id, SERVING_WR);
-	}
+	expect_serving_done(m);
 	cr_assert(!memcmp(m->t.buf + GUARD + 2048, data, sizeof(data)));
 	qp_done(m, fd);
 }
@@ -849,11 +842,48 @@ static void cm_stream(struct cm_run *c, uint8_t *buf)
 	cm_finish(c);
 }
 
+/* The listener still serves: a real client connects through it and
+ * disconnects. */
+static void expect_listening(struct cm_run *c)
+{
+	struct openrdma_conn_param param = { .responder_resources = 4,
+					     .initiator_depth = 4,
+					     .retry_count = 7,
+					     .rnr_retry_count = 7 };
+	struct openrdma_cm_event *ev;
+	struct tt_side client;
+
+	c->tag = 0x7affffffu;
+	c->plen = 4;
+	memcpy(c->pdata, "\x7a\xff\xff\xff", 4);
+	c->intact = true;
+	tt_open(&client, "tcp0", 4096, TT_ACCESS, 0);
+	tt_qp(&client, OPENRDMA_QPT_RC);
+	cr_assert_eq(openrdma_cm_id_create(client.ctx, client.ch, NULL,
+					   OPENRDMA_PS_TCP, &client.id),
+		     0);
+	param.private_data = c->pdata;
+	param.private_data_len = (uint8_t)c->plen;
+	cr_assert_eq(openrdma_cm_connect(client.id, client.qp,
+					 (struct sockaddr *)&c->addr, &param),
+		     0);
+	while (!c->id)
+		cr_assert(cm_event(c, TT_TIMEOUT_MS), "no request");
+	cr_assert(cm_accept(c));
+	ev = tt_cm_expect(&client, OPENRDMA_CM_EVENT_ESTABLISHED,
+			  TT_TIMEOUT_MS);
+	openrdma_cm_event_ack(ev);
+	while (!c->established)
+		cr_assert(cm_event(c, TT_TIMEOUT_MS), "not established");
+	/* the client goes: the listener's side ends with DISCONNECTED */
+	tt_close(&client);
+	cm_finish(c);
+}
+
 /* The passive side of connection management: mutated handshakes. */
 static void run_cm(void)
 {
 	static uint8_t buf[STREAM_MAX];
-	struct tt_side client;
 	struct cm_run c;
 	struct mutate m;
 	unsigned int i;
@@ -874,14 +904,7 @@ static void run_cm(void)
 		cm_stream(&c, buf);
 	}
 
-	/* a real client still connects */
-	tt_open(&client, "tcp0", 4096, TT_ACCESS, 0);
-	tt_qp(&client, OPENRDMA_QPT_RC);
-	tt_qp(&m.t, OPENRDMA_QPT_RC);
-	cr_assert_eq(openrdma_cm_id_destroy(m.t.listen_id), 0);
-	m.t.listen_id = NULL;
-	tt_cm_connect(&m.t, &client, (struct sockaddr *)&c.addr);
-	tt_close(&client);
+	expect_listening(&c);
 	mutate_close(&m);
 }
 

@@ -21,6 +21,11 @@
  * private data, an accepted id must end with its connection (only by
  * DISCONNECTED once established), and a real client must still connect.
  *
+ * A UD QP gets mutated datagrams (a key, a QP number or a length of
+ * another, bytes changed), each stream followed by a valid marker: every
+ * receive before it completes as a delivery within its buffer or as too
+ * long (LOC_LEN_ERR), the marker arrives intact, and the QP stays in RTS.
+ *
  * The streams come from a fixed seed, so that a failure repeats; for
  * longer runs OPENRDMA_TEST_MUTATIONS sets how many streams each test
  * sends (default 300) and OPENRDMA_TEST_SEED another seed.
@@ -66,6 +71,7 @@ struct mutate {
 	atomic_ulong polled;
 	/* the wr_id of the last successful completion it polled, plus 1 */
 	atomic_ulong polled_ok;
+	int udp; /* a raw UDP socket, for datagrams */
 };
 
 /* xorshift64*: the same streams on every run */
@@ -366,6 +372,7 @@ static void expect_serving(struct mutate *m)
 static void mutate_open(struct mutate *m, bool poller)
 {
 	memset(m, 0, sizeof(*m));
+	m->udp = -1;
 	m->n = (unsigned int)env_or("OPENRDMA_TEST_MUTATIONS", 300);
 	m->rng = env_or("OPENRDMA_TEST_SEED", 0x6f70656e72646d61ull);
 	m->with_poller = poller;
@@ -386,6 +393,8 @@ static void mutate_close(struct mutate *m)
 		atomic_store(&m->stop, true);
 		pthread_join(m->poller, NULL);
 	}
+	if (m->udp >= 0)
+		close(m->udp);
 	expect_guards_untouched(m);
 	tt_close(&m->t);
 }
@@ -599,7 +608,8 @@ static void answer_one(struct mutate *m, uint8_t *buf)
 	qp_done(m, fd);
 }
 
-/* m->n streams of one, then the check that the context still serves. */
+/* m->n streams of one, then the check that the context still serves
+ * (serving, if given). */
 static void run_streams(bool poller,
 			void (*one)(struct mutate *m, uint8_t *buf),
 			void (*serving)(struct mutate *m))
@@ -610,8 +620,152 @@ static void run_streams(bool poller,
 	mutate_open(&m, poller);
 	for (m.i = 0; m.i < m.n; m.i++)
 		one(&m, buf);
-	serving(&m);
+	if (serving)
+		serving(&m);
 	mutate_close(&m);
+}
+
+/* ------------------------------------------------------------------ */
+/* Datagrams                                                          */
+/* ------------------------------------------------------------------ */
+
+#define UD_QKEY 0x11111111u
+/* receives kept posted, more than a stream's datagrams and its marker */
+#define UD_RECVS 8
+/* the marker that ends stream i, in its immediate data */
+#define UD_MARK(i) (0x4d000000u | (i))
+
+/* A UD QP in RTS with UD_QKEY and UD_RECVS receives, one per slot of
+ * RECV_LEN bytes (wr_id: the slot), and a raw UDP socket. */
+static void ud_open(struct mutate *m)
+{
+	struct openrdma_qp_attr attr = { .qp_state = OPENRDMA_QPS_INIT,
+					 .port_num = 1,
+					 .qkey = UD_QKEY };
+	unsigned int k;
+
+	tt_qp(&m->t, OPENRDMA_QPT_UD);
+	cr_assert_eq(
+		openrdma_qp_modify(m->t.qp, &attr,
+				   OPENRDMA_QP_STATE | OPENRDMA_QP_PKEY_INDEX |
+					   OPENRDMA_QP_PORT | OPENRDMA_QP_QKEY),
+		0);
+	attr.qp_state = OPENRDMA_QPS_RTR;
+	cr_assert_eq(openrdma_qp_modify(m->t.qp, &attr, OPENRDMA_QP_STATE), 0);
+	attr.qp_state = OPENRDMA_QPS_RTS;
+	cr_assert_eq(openrdma_qp_modify(m->t.qp, &attr,
+					OPENRDMA_QP_STATE | OPENRDMA_QP_SQ_PSN),
+		     0);
+	for (k = 0; k < UD_RECVS; k++)
+		tt_post_recv(&m->t, k, GUARD + k * RECV_LEN, RECV_LEN);
+	m->udp = socket(m->t.port.addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(m->udp, 0);
+}
+
+/* A datagram for the UD QP with len bytes of payload (copied from
+ * payload, or random); returns its length in out. */
+static size_t datagram(struct mutate *m, uint32_t imm, const void *payload,
+		       uint32_t len, uint8_t *out)
+{
+	struct tcp_frame f;
+	unsigned int n, k;
+
+	memset(&f, 0, sizeof(f));
+	f.opcode = TCP_OP_UD_SEND_IMM;
+	f.qpn = m->t.qp->qp_num;
+	f.src_qpn = 1 + rnd_below(m, TCP_FRAME_QPN_MAX);
+	f.qkey = UD_QKEY;
+	f.imm = imm;
+	f.length = len;
+	n = tcp_frame_encode(&f, out);
+	for (k = 0; k < len; k++)
+		out[n + k] = payload ? ((const uint8_t *)payload)[k] :
+				       (uint8_t)rnd(m);
+	return n + len;
+}
+
+static void ud_send(struct mutate *m, const uint8_t *buf, size_t len)
+{
+	socklen_t alen = m->t.port.addr.ss_family == AF_INET ?
+				 sizeof(struct sockaddr_in) :
+				 sizeof(struct sockaddr_in6);
+
+	cr_assert_eq(sendto(m->udp, buf, len, 0,
+			    (const struct sockaddr *)&m->t.port.addr, alen),
+		     (ssize_t)len);
+}
+
+/*
+ * Takes completions up to the marker of the current stream; each is a
+ * delivery (its GRH and payload within its receive) or a datagram too
+ * long for it (LOC_LEN_ERR).  Returns the marker's completion.
+ */
+static void ud_until_marker(struct mutate *m, struct openrdma_wc *mark)
+{
+	struct openrdma_wc wc;
+	uint64_t slot;
+
+	for (;;) {
+		cr_assert_eq(tt_poll(&m->t, 1, &wc, TT_TIMEOUT_MS), 1,
+			     "stream %u: the marker did not come", m->i);
+		cr_assert(wc.status == OPENRDMA_WC_SUCCESS ||
+				  wc.status == OPENRDMA_WC_LOC_LEN_ERR,
+			  "a datagram's receive completed with %s",
+			  openrdma_wc_status_str(wc.status));
+		if (wc.status == OPENRDMA_WC_SUCCESS)
+			cr_assert_leq(wc.byte_len, RECV_LEN);
+		/* posted again to its own slot */
+		slot = wc.wr_id;
+		cr_assert_lt(slot, UD_RECVS);
+		tt_post_recv(&m->t, slot, GUARD + slot * RECV_LEN, RECV_LEN);
+		if (wc.status == OPENRDMA_WC_SUCCESS &&
+		    (wc.wc_flags & OPENRDMA_WC_WITH_IMM) &&
+		    ntohl(wc.imm_data) == UD_MARK(m->i)) {
+			*mark = wc;
+			return;
+		}
+	}
+}
+
+/* One stream of mutated datagrams, then a valid marker, which must be
+ * delivered as it went. */
+static void ud_one(struct mutate *m, uint8_t *buf)
+{
+	static const uint8_t marker[16] = "the marker.....";
+	unsigned int k, n = 1 + rnd_below(m, 4);
+	struct openrdma_wc wc;
+	struct tcp_frame f;
+	size_t len;
+
+	if (!m->t.qp)
+		ud_open(m);
+	for (k = 0; k < n; k++) {
+		/* some too long for a receive */
+		len = datagram(
+			m, (uint32_t)rnd(m), NULL,
+			rnd_below(m, RECV_LEN - OPENRDMA_GRH_LEN + MAX_SKEW),
+			buf);
+		if (!rnd_below(m, 3)) {
+			/* a QP number, a key or a length of another */
+			cr_assert_gt(tcp_frame_parse(buf, len, &f, NULL), 0);
+			skew_field(m, &f);
+			if (rnd_below(m, 2))
+				f.qkey ^= 1u << rnd_below(m, 32);
+			len = tcp_frame_encode(&f, buf) +
+			      (f.length < MAX_PAYLOAD ? f.length : 0);
+		}
+		ud_send(m, buf, mutate_bytes(m, buf, len));
+	}
+	len = datagram(m, UD_MARK(m->i), marker, sizeof(marker), buf);
+	ud_send(m, buf, len);
+	ud_until_marker(m, &wc);
+	cr_assert_eq(wc.byte_len, OPENRDMA_GRH_LEN + sizeof(marker));
+	cr_assert(!memcmp(m->t.buf + GUARD + wc.wr_id * RECV_LEN +
+				  OPENRDMA_GRH_LEN,
+			  marker, sizeof(marker)),
+		  "the marker arrived changed");
+	cr_assert_eq(tt_qp_state(m->t.qp), OPENRDMA_QPS_RTS);
+	expect_guards_untouched(m);
 }
 
 /* ------------------------------------------------------------------ */
@@ -931,4 +1085,10 @@ Test(tcp_mutate, busy_polled_initiator_survives_mutated_answers, .timeout = 300)
 Test(tcp_mutate, listener_survives_mutated_handshakes, .timeout = 300)
 {
 	run_cm();
+}
+
+Test(tcp_mutate, ud_qp_survives_mutated_datagrams, .timeout = 120)
+{
+	/* each stream's marker shows that the QP still serves */
+	run_streams(false, ud_one, NULL);
 }

@@ -26,8 +26,6 @@ static int target_of(struct tt_side *t, size_t len)
 			OPENRDMA_ACCESS_REMOTE_READ |
 			OPENRDMA_ACCESS_REMOTE_ATOMIC,
 		FILL);
-	tt_qp(t, OPENRDMA_QPT_RC);
-	tt_qp_init(t->qp);
 	return tt_raw_target(t);
 }
 
@@ -341,8 +339,6 @@ Test(tcp_hostile, end_in_the_middle_of_a_large_payload, .timeout = 30)
 static int initiator(struct tt_side *t)
 {
 	tt_open(t, "tcp0", BIG, TT_ACCESS, BIG_FILL);
-	tt_qp(t, OPENRDMA_QPT_RC);
-	tt_qp_init(t->qp);
 	return tt_raw_initiator(t);
 }
 

@@ -333,8 +333,6 @@ static void expect_serving(struct mutate *m)
 	struct tcp_frame f;
 	int fd;
 
-	tt_qp(&m->t, OPENRDMA_QPT_RC);
-	tt_qp_init(m->t.qp);
 	fd = tt_raw_target(&m->t);
 	tt_post_recv(&m->t, SERVING_WR, GUARD + 1024, RECV_LEN);
 	memset(payload, 0x3c, sizeof(payload));
@@ -434,8 +432,6 @@ static void request_one(struct mutate *m, uint8_t *buf)
 	size_t len;
 	int fd;
 
-	tt_qp(&m->t, OPENRDMA_QPT_RC);
-	tt_qp_init(m->t.qp);
 	fd = tt_raw_target(&m->t);
 	for (k = 0; k < RECVS; k++)
 		tt_post_recv(&m->t, k, GUARD + k * RECV_LEN, RECV_LEN);
@@ -450,10 +446,9 @@ static void request_one(struct mutate *m, uint8_t *buf)
 	qp_done(m, fd);
 }
 
-static bool is_rd_atomic(enum openrdma_wr_opcode op)
+static bool is_atomic(enum openrdma_wr_opcode op)
 {
-	return op == OPENRDMA_WR_RDMA_READ ||
-	       op == OPENRDMA_WR_ATOMIC_CMP_AND_SWP ||
+	return op == OPENRDMA_WR_ATOMIC_CMP_AND_SWP ||
 	       op == OPENRDMA_WR_ATOMIC_FETCH_AND_ADD;
 }
 
@@ -471,8 +466,7 @@ static void post_request(struct mutate *m, enum openrdma_wr_opcode op,
 				       .send_flags = OPENRDMA_SEND_SIGNALED },
 				*bad;
 
-	if (op == OPENRDMA_WR_ATOMIC_CMP_AND_SWP ||
-	    op == OPENRDMA_WR_ATOMIC_FETCH_AND_ADD) {
+	if (is_atomic(op)) {
 		wr.wr.atomic.remote_addr = 0x10000;
 		wr.wr.atomic.compare_add = rnd(m);
 		wr.wr.atomic.swap = rnd(m);
@@ -503,11 +497,9 @@ static unsigned int post_requests(struct mutate *m, unsigned int *sent)
 	*sent = n;
 	for (i = 0; i < n; i++) {
 		op = ops[rnd_below(m, sizeof(ops) / sizeof(ops[0]))];
-		if (is_rd_atomic(op) && rd++ == 1)
+		if ((op == OPENRDMA_WR_RDMA_READ || is_atomic(op)) && rd++ == 1)
 			*sent = i;
-		len = is_rd_atomic(op) && op != OPENRDMA_WR_RDMA_READ ?
-			      8 :
-			      rnd_below(m, RECV_LEN + 1);
+		len = is_atomic(op) ? 8 : rnd_below(m, RECV_LEN + 1);
 		off = i * RECV_LEN;
 		post_request(m, op, i, off, len);
 	}
@@ -565,8 +557,6 @@ static void expect_reading(struct mutate *m)
 	unsigned int k;
 	int fd;
 
-	tt_qp(&m->t, OPENRDMA_QPT_RC);
-	tt_qp_init(m->t.qp);
 	fd = tt_raw_initiator(&m->t);
 	post_request(m, OPENRDMA_WR_RDMA_READ, SERVING_WR, 2048, sizeof(data));
 	cr_assert_eq(tt_raw_read(fd, &f, TT_TIMEOUT_MS), 0);
@@ -594,8 +584,6 @@ static void answer_one(struct mutate *m, uint8_t *buf)
 	size_t len;
 	int fd;
 
-	tt_qp(&m->t, OPENRDMA_QPT_RC);
-	tt_qp_init(m->t.qp);
 	fd = tt_raw_initiator(&m->t);
 	n = post_requests(m, &sent);
 	len = answer_stream(m, fd, sent, buf);
@@ -792,6 +780,16 @@ static uint32_t get_be32(const uint8_t *p)
 	       (uint32_t)p[2] << 8 | p[3];
 }
 
+/* The stream's tag, big-endian, as the first 4 bytes of its private
+ * data. */
+static void tag_pdata(struct cm_run *c)
+{
+	c->pdata[0] = (uint8_t)(c->tag >> 24);
+	c->pdata[1] = (uint8_t)(c->tag >> 16);
+	c->pdata[2] = (uint8_t)(c->tag >> 8);
+	c->pdata[3] = (uint8_t)c->tag;
+}
+
 /* A CONNECT whose private data starts with the stream's tag. */
 static size_t connect_frame(struct cm_run *c, uint8_t *out)
 {
@@ -808,10 +806,7 @@ static size_t connect_frame(struct cm_run *c, uint8_t *out)
 	f.rnr_retry_count = (uint8_t)rnd_below(m, 8);
 	f.length = 4 + rnd_below(m, TCP_FRAME_PDATA_CONNECT - 3);
 	c->plen = f.length;
-	c->pdata[0] = (uint8_t)(c->tag >> 24);
-	c->pdata[1] = (uint8_t)(c->tag >> 16);
-	c->pdata[2] = (uint8_t)(c->tag >> 8);
-	c->pdata[3] = (uint8_t)c->tag;
+	tag_pdata(c);
 	for (i = 4; i < f.length; i++)
 		c->pdata[i] = (uint8_t)rnd(m);
 	n = tcp_frame_encode(&f, out);
@@ -910,10 +905,6 @@ static bool cm_event(struct cm_run *c, int timeout_ms)
  * the transport took the accept (the peer may be gone already). */
 static bool cm_accept(struct cm_run *c)
 {
-	struct openrdma_conn_param param = { .responder_resources = 4,
-					     .initiator_depth = 4,
-					     .retry_count = 7,
-					     .rnr_retry_count = 7 };
 	struct openrdma_qp_init_attr init = {
 		.send_cq = c->m->t.cq,
 		.recv_cq = c->m->t.cq,
@@ -930,7 +921,7 @@ static bool cm_accept(struct cm_run *c)
 	cr_assert_eq(openrdma_qp_create(c->m->t.pd, &init, &c->qp), 0);
 	tt_qp_init(c->qp);
 	cr_assert_eq(openrdma_qp_post_recv(c->qp, &wr, &bad), 0);
-	return !openrdma_cm_accept(c->id, c->qp, &param);
+	return !openrdma_cm_accept(c->id, c->qp, &tt_conn_param);
 }
 
 /* The stream is over: the accepted id, if any, ends and goes. */
@@ -1000,16 +991,13 @@ static void cm_stream(struct cm_run *c, uint8_t *buf)
  * disconnects. */
 static void expect_listening(struct cm_run *c)
 {
-	struct openrdma_conn_param param = { .responder_resources = 4,
-					     .initiator_depth = 4,
-					     .retry_count = 7,
-					     .rnr_retry_count = 7 };
+	struct openrdma_conn_param param = tt_conn_param;
 	struct openrdma_cm_event *ev;
 	struct tt_side client;
 
 	c->tag = 0x7affffffu;
 	c->plen = 4;
-	memcpy(c->pdata, "\x7a\xff\xff\xff", 4);
+	tag_pdata(c);
 	c->intact = true;
 	tt_open(&client, "tcp0", 4096, TT_ACCESS, 0);
 	tt_qp(&client, OPENRDMA_QPT_RC);

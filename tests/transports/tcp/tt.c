@@ -16,6 +16,13 @@
 #include "transports/tcp/tcp.h"
 #include "tt.h"
 
+const struct openrdma_conn_param tt_conn_param = {
+	.responder_resources = 4,
+	.initiator_depth = 4,
+	.retry_count = 7,
+	.rnr_retry_count = 7,
+};
+
 uint64_t tt_now_ms(void)
 {
 	struct timespec ts;
@@ -137,10 +144,7 @@ bool tt_cm_quiet(struct tt_side *s, int ms)
 void tt_cm_connect(struct tt_side *server, struct tt_side *client,
 		   const struct sockaddr *addr)
 {
-	struct openrdma_conn_param param = { .responder_resources = 4,
-					     .initiator_depth = 4,
-					     .retry_count = 7,
-					     .rnr_retry_count = 7 };
+	struct openrdma_conn_param param = tt_conn_param;
 	struct openrdma_cm_event *ev;
 	struct sockaddr_storage ss;
 
@@ -261,7 +265,9 @@ void tt_listen_addr(const struct tt_side *s, struct sockaddr_storage *ss)
 		((struct sockaddr_in6 *)ss)->sin6_port = 0;
 }
 
-void tt_qp_rtr(struct tt_side *s, const struct sockaddr_storage *peer)
+/* s's QP, in INIT, to RTR towards QP TT_PEER_QPN at the port peer, with
+ * what the core's state table requires of that transition. */
+static void qp_rtr(struct tt_side *s, const struct sockaddr_storage *peer)
 {
 	struct openrdma_qp_attr attr = { .qp_state = OPENRDMA_QPS_RTR };
 	uint32_t req, opt;
@@ -284,13 +290,15 @@ int tt_raw_target(struct tt_side *s)
 	struct tcp_frame f;
 	int fd;
 
+	tt_qp(s, OPENRDMA_QPT_RC);
+	tt_qp_init(s->qp);
 	/* the port the raw peer claims as its own: ours, on TT_PEER_PORT */
 	if (peer.ss_family == AF_INET)
 		((struct sockaddr_in *)&peer)->sin_port = htons(TT_PEER_PORT);
 	else
 		((struct sockaddr_in6 *)&peer)->sin6_port = htons(TT_PEER_PORT);
 	/* RTR only: a QP in RTS would connect out to the claimed port */
-	tt_qp_rtr(s, &peer);
+	qp_rtr(s, &peer);
 
 	fd = tt_raw_connect(&s->port.addr);
 	memset(&f, 0, sizeof(f));
@@ -324,6 +332,8 @@ int tt_raw_initiator(struct tt_side *s)
 	struct tcp_frame f;
 	int lfd, fd;
 
+	tt_qp(s, OPENRDMA_QPT_RC);
+	tt_qp_init(s->qp);
 	tt_listen_addr(s, &ss);
 	lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	cr_assert_geq(lfd, 0);
@@ -335,7 +345,7 @@ int tt_raw_initiator(struct tt_side *s)
 	cr_assert_eq(listen(lfd, 1), 0);
 	cr_assert_eq(getsockname(lfd, (struct sockaddr *)&ss, &len), 0);
 
-	tt_qp_rtr(s, &ss);
+	qp_rtr(s, &ss);
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = OPENRDMA_QPS_RTS;
 	attr.timeout = 14;

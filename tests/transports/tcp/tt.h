@@ -39,6 +39,9 @@ struct tt_side {
 	struct openrdma_cm_id *id;
 };
 
+/* What the tests' CM connects and accepts with: IRD and ORD 4, retries 7. */
+extern const struct openrdma_conn_param tt_conn_param;
+
 uint64_t tt_now_ms(void);
 /* Opens ifname (skips the test if it does not exist) with a buffer of len
  * bytes, filled with byte fill and registered with access. */
@@ -83,20 +86,17 @@ void tt_listen_addr(const struct tt_side *s, struct sockaddr_storage *ss);
  * its port (the side's address with this port number). */
 #define TT_PEER_QPN 0x4242
 #define TT_PEER_PORT 1
-/* s's QP, in INIT, to RTR towards QP TT_PEER_QPN at the port peer, with
- * what the core's state table requires of that transition. */
-void tt_qp_rtr(struct tt_side *s, const struct sockaddr_storage *peer);
 /*
- * s's QP, in INIT, to RTR towards a raw peer (TT_PEER_QPN), and the raw
- * peer's connection to s's port, past the HELLO handshake: the raw peer
- * speaks for a QP connected by hand.  Returns its socket.
+ * A new RC QP of s (s->qp) in RTR towards a raw peer (TT_PEER_QPN), and
+ * the raw peer's connection to s's port, past the HELLO handshake: the
+ * raw peer speaks for a QP connected by hand.  Returns its socket.
  */
 int tt_raw_target(struct tt_side *s);
 /*
- * s's QP, in INIT, to RTS towards a raw listener (TT_PEER_QPN), which
- * accepts its connection and answers its HELLO: the raw peer speaks for
- * the target of s's requests.  Returns the raw peer's socket.  The QP
- * allows one read or atomic in flight.
+ * A new RC QP of s (s->qp) in RTS towards a raw listener (TT_PEER_QPN),
+ * which accepts its connection and answers its HELLO: the raw peer
+ * speaks for the target of s's requests.  Returns the raw peer's socket.
+ * The QP allows one read or atomic in flight.
  */
 int tt_raw_initiator(struct tt_side *s);
 /* A raw TCP connection to addr (blocking, with a receive timeout). */
